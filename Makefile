@@ -1,0 +1,87 @@
+# CUDA programming from Python: the course's commands.
+#   make lab    build the environment if needed and open JupyterLab on notebook 00
+#   make test   build the environment if needed and run the whole CPU test suite
+# Everything else is for maintainers, instructors and GPU machines; `make help` lists it.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON   ?= python3
+VENV     ?= .venv
+# Which locked set: auto (from the driver's CUDA version), cpu, cu12 or cu13.
+CUDA_SET ?= auto
+# COURSE_ENV=current uses the Python already on PATH instead of building $(VENV):
+# for offline GPU nodes and classroom servers where the packages are already installed.
+COURSE_ENV ?=
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+PORT     ?= 8888
+LAB_ARGS ?=
+
+# Notebooks run from notebooks/; the repo root must be importable for `import helpers`
+# (.venv gets a .pth file for it; this covers COURSE_ENV=current).
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
+
+ifeq ($(COURSE_ENV),current)
+  PY      := $(PYTHON)
+  ENV_DEP :=
+else
+  PY      := $(VENV)/bin/python
+  ENV_DEP := env
+endif
+
+NOTEBOOK_TESTS := --nbval --nbval-kernel-name python3 --nbval-cell-timeout 600 -p no:cacheprovider
+XDIST := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
+
+.PHONY: help env lab test test-fast test-gpu notebooks lock pycuda bench grade clean
+
+help:
+	@echo "make lab        open the course in JupyterLab (builds .venv the first time)"
+	@echo "make test       run every test in CPU mode (unit tests + every notebook through nbval)"
+	@echo "make test-gpu   run the notebooks on a real GPU and write docs/gpu-test-record.md"
+	@echo "make notebooks  regenerate notebooks/ from solutions/ (the source of truth)"
+	@echo "make lock       re-resolve requirements/*.lock from requirements/*.in"
+	@echo "make bench      GPU benchmarks -> docs/benchmarks.md"
+	@echo "variables: CUDA_SET=auto|cpu|cu12|cu13  COURSE_ENV=current  JOBS=N  PORT=N  PYTHON=python3.X"
+
+env:
+	@bash tools/build-env.sh "$(PYTHON)" "$(VENV)" "$$($(PYTHON) tools/envset.py $(CUDA_SET))"
+
+lab: $(ENV_DEP)
+	$(PY) -m jupyter lab --ip=127.0.0.1 --port=$(PORT) --notebook-dir=. \
+	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) $(LAB_ARGS) notebooks/00_setup.ipynb
+
+test: $(ENV_DEP)
+	COURSE_MODE=cpu $(PY) -m pytest $(XDIST) $(NOTEBOOK_TESTS) tests notebooks solutions
+
+# Unit tests only (no notebooks): the quick loop while editing helpers/.
+test-fast: $(ENV_DEP)
+	COURSE_MODE=cpu $(PY) -m pytest $(XDIST) tests
+
+# On a GPU: the same notebooks with the simulator off; every GPU-only cell must run.
+test-gpu: $(ENV_DEP)
+	@mkdir -p build docs; rm -f build/gpu-only.jsonl
+	COURSE_MODE=gpu COURSE_GPU_ONLY_LOG=$(CURDIR)/build/gpu-only.jsonl COURSE_REPORT=$(CURDIR)/build/gpu-report.json \
+	  $(PY) -m pytest -n 1 $(NOTEBOOK_TESTS) notebooks solutions tests/gpu; \
+	  rc=$$?; $(PY) tools/gpu_record.py build/gpu-report.json build/gpu-only.jsonl docs/gpu-test-record.md || rc=1; exit $$rc
+
+notebooks: $(ENV_DEP)
+	$(PY) tools/sync_notebooks.py
+
+lock:
+	$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install -q "uv==0.13.9"
+	for s in cpu cu12 cu13; do $(PYTHON) -m uv pip compile requirements/$$s.in --universal --python-version 3.11 --generate-hashes -q -o requirements/$$s.lock; done
+	$(PYTHON) -m uv pip compile requirements/pycuda.in -c requirements/cu13.lock --universal --python-version 3.11 --generate-hashes -q -o requirements/pycuda.lock
+
+pycuda: $(ENV_DEP)
+	CUDA_ROOT=$${CUDA_HOME:-/usr/local/cuda} $(PY) -m pip install --no-deps --require-hashes -r requirements/pycuda.lock
+
+bench: $(ENV_DEP)
+	COURSE_MODE=gpu $(PY) bench/run.py --out docs/benchmarks.md
+
+grade: $(ENV_DEP)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder-or-zip [OUT=grades]"; exit 2; }
+	$(PY) -m helpers.grade "$(SUBMISSIONS)" --out "$(or $(OUT),grades)"
+
+clean:
+	rm -rf build .pytest_cache
+	find . -name __pycache__ -prune -exec rm -rf {} +

@@ -1,0 +1,310 @@
+"""Environment and mode: is there a real NVIDIA GPU, or does the course run on Numba's simulator?
+
+The decision has to be made *before* Numba's CUDA module is imported, because numba-cuda
+reads ``NUMBA_ENABLE_CUDASIM`` once, at import. That is why every notebook's first code
+cell is ``import helpers``: this module probes the driver through ``ctypes`` (no Numba,
+no CuPy), then switches the simulator on when no usable GPU is found.
+
+Override with ``COURSE_MODE=cpu`` (force the simulator even on a GPU machine) or
+``COURSE_MODE=gpu`` (insist on a GPU; fail loudly if there is none).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+from .errors import CourseError, GPURequired
+
+# Packages named in the banner and in notebook 00, with the name pip knows them by.
+LIBRARIES = {
+    "numba": "numba",
+    "numba-cuda": "numba-cuda",
+    "numpy": "numpy",
+    "cupy": None,  # cupy-cuda12x or cupy-cuda13x: resolved in library_versions()
+    "cuda-bindings": "cuda-bindings",
+    "cuda-core": "cuda-core",
+    "pycuda": "pycuda",
+}
+
+
+@dataclass(frozen=True)
+class GPUInfo:
+    """What the driver says about device 0 (or why there is no usable device)."""
+
+    name: str | None = None
+    driver_cuda: str | None = None  # highest CUDA version the driver supports, e.g. "13.0"
+    driver_version: str | None = None  # e.g. "580.65.06", from nvidia-smi when present
+    compute_capability: str | None = None
+    count: int = 0
+    problem: str | None = None  # plain reason when no GPU is usable
+
+
+@dataclass
+class Mode:
+    """The mode the course runs in, decided once per process."""
+
+    gpu: bool
+    reason: str
+    info: GPUInfo
+    gpu_only_skipped: list = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return "GPU" if self.gpu else "CPU"
+
+
+def _cuda_version_str(v: int) -> str:
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def probe_gpu() -> GPUInfo:
+    """Ask libcuda directly; every failure becomes a plain reason, never an exception."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return GPUInfo(problem="no NVIDIA driver found (libcuda.so.1 is not installed)")
+    ver = ctypes.c_int(0)
+    lib.cuDriverGetVersion(ctypes.byref(ver))
+    driver_cuda = _cuda_version_str(ver.value) if ver.value else None
+    rc = lib.cuInit(0)
+    if rc != 0:
+        return GPUInfo(driver_cuda=driver_cuda, problem=f"the NVIDIA driver is installed but cuInit failed (CUDA error {rc})")
+    count = ctypes.c_int(0)
+    lib.cuDeviceGetCount(ctypes.byref(count))
+    if count.value == 0:
+        return GPUInfo(driver_cuda=driver_cuda, problem="the NVIDIA driver sees no GPU")
+    dev = ctypes.c_int(0)
+    lib.cuDeviceGet(ctypes.byref(dev), 0)
+    buf = ctypes.create_string_buffer(256)
+    lib.cuDeviceGetName(buf, 256, dev)
+    major, minor = ctypes.c_int(0), ctypes.c_int(0)
+    lib.cuDeviceGetAttribute(ctypes.byref(major), 75, dev)  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev)  # ..._MINOR
+    return GPUInfo(
+        name=buf.value.decode(errors="replace"),
+        driver_cuda=driver_cuda,
+        driver_version=_nvidia_smi_driver(),
+        compute_capability=f"{major.value}.{minor.value}",
+        count=count.value,
+    )
+
+
+def _nvidia_smi_driver() -> str | None:
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return None
+
+
+def _decide() -> Mode:
+    wanted = os.environ.get("COURSE_MODE", "").strip().lower()
+    if wanted not in ("", "auto", "cpu", "gpu"):
+        raise CourseError(f"COURSE_MODE={wanted!r} is not understood: use cpu, gpu or leave it unset.")
+    if wanted == "cpu":
+        return Mode(False, "COURSE_MODE=cpu asked for the simulator", GPUInfo(problem="CPU mode was asked for"))
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0") and wanted != "gpu":
+        return Mode(False, "NUMBA_ENABLE_CUDASIM=1 was already set", GPUInfo(problem="the simulator was switched on by NUMBA_ENABLE_CUDASIM"))
+    info = probe_gpu()
+    if info.problem is None:
+        return Mode(True, "found an NVIDIA GPU", info)
+    if wanted == "gpu":
+        raise GPURequired(f"COURSE_MODE=gpu, but {info.problem}. Unset COURSE_MODE to use the CPU simulator.")
+    return Mode(False, info.problem, info)
+
+
+def _switch_simulator(on: bool) -> None:
+    """Set the simulator flag before numba.cuda is imported, or say exactly what to do."""
+    if on:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    else:
+        os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    if "numba.cuda" in sys.modules:
+        # numba-cuda reads the flag into its own config module at import time.
+        active = bool(getattr(sys.modules.get("numba.cuda.core.config"), "ENABLE_CUDASIM", on))
+        if active != on:
+            raise CourseError(
+                "Numba's CUDA module was imported before helpers, so it cannot switch to "
+                f"{'the simulator' if on else 'the GPU'} any more: restart the kernel "
+                "(Kernel > Restart Kernel) and run `import helpers` before importing numba."
+            )
+
+
+MODE: Mode = _decide()
+_switch_simulator(not MODE.gpu)
+
+
+def on_gpu() -> bool:
+    """True when kernels run on a real NVIDIA GPU."""
+    return MODE.gpu
+
+
+def library_versions() -> dict[str, str | None]:
+    """Installed versions by distribution metadata (no imports, so it is fast and cannot crash)."""
+    out: dict[str, str | None] = {}
+    for label, dist in LIBRARIES.items():
+        candidates = [dist] if dist else ["cupy-cuda13x", "cupy-cuda12x", "cupy"]
+        out[label] = None
+        for d in candidates:
+            try:
+                out[label] = importlib.metadata.version(d)
+                break
+            except importlib.metadata.PackageNotFoundError:
+                continue
+    return out
+
+
+def banner_text() -> str:
+    """One line: mode, GPU (or simulator) and library versions."""
+    v = library_versions()
+    libs = " · ".join(f"{k} {v[k]}" for k in ("numba-cuda", "numpy", "cupy", "cuda-bindings", "cuda-core") if v.get(k))
+    if MODE.gpu:
+        i = MODE.info
+        drv = f"driver {i.driver_version} " if i.driver_version else ""
+        where = f"{i.name} (sm_{i.compute_capability.replace('.', '')}) · {drv}CUDA {i.driver_cuda}"
+        return f"GPU mode · {where} · {libs}"
+    return f"CPU mode · Numba CUDA simulator ({MODE.reason}) · {libs}"
+
+
+def banner() -> None:
+    print(banner_text())
+
+
+def gpu_only(what: str) -> bool:
+    """Gate for a cell that needs a real GPU.
+
+    Use as ``if helpers.gpu_only("time the copy with CUDA events"): ...``. On a GPU it
+    returns True; in CPU mode it prints one plain line saying what would run and why it
+    cannot, and returns False. Skips are logged when ``COURSE_GPU_ONLY_LOG`` names a file,
+    so ``make test-gpu`` can prove that nothing was skipped.
+    """
+    ran = MODE.gpu
+    log = os.environ.get("COURSE_GPU_ONLY_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(json.dumps({"what": what, "ran": ran, "cwd": os.getcwd()}) + "\n")
+    if not ran:
+        MODE.gpu_only_skipped.append(what)
+        print(f"[GPU only] Skipped: {what} (CPU mode: {MODE.reason}).")
+    return ran
+
+
+def size(gpu, cpu):
+    """Problem size for this mode: large on a GPU, small on the simulator (~0.14 ms per thread)."""
+    return gpu if MODE.gpu else cpu
+
+
+# ----------------------------------------------------------------------------- notebook 00
+@dataclass(frozen=True)
+class Check:
+    component: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def _try(component: str, fn, fix: str) -> Check:
+    """Run one probe; a failure becomes a row with the fix, never a traceback."""
+    try:
+        detail = fn()
+        return Check(component, True, detail)
+    except Exception as e:  # noqa: BLE001 - every failure is reported as a row
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return Check(component, False, f"{type(e).__name__}: {msg}"[:160], fix)
+
+
+def _numba_check() -> str:
+    import numba
+    from numba import cuda
+
+    where = "the GPU" if MODE.gpu else "the CUDA simulator"
+    return f"numba {numba.__version__}: @cuda.jit kernels run on {where} (cuda.is_available() = {cuda.is_available()})"
+
+
+def _cupy_check() -> str:
+    import cupy
+
+    if not MODE.gpu:
+        return f"cupy {cupy.__version__} imports; its arrays and launches need a GPU"
+    n = cupy.cuda.runtime.getDeviceCount()
+    return f"cupy {cupy.__version__}, {n} device(s), {int(cupy.arange(10).sum())} == 45"
+
+
+def _nvrtc_check() -> str:
+    from cuda.bindings import nvrtc
+
+    err, major, minor = nvrtc.nvrtcVersion()
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise RuntimeError(f"nvrtcVersion returned {err}")
+    src = b'extern "C" __global__ void inc(float* a) { a[threadIdx.x] += 1.0f; }'
+    err, prog = nvrtc.nvrtcCreateProgram(src, b"inc.cu", 0, [], [])
+    opts = [b"--gpu-architecture=compute_75"]
+    (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+    nvrtc.nvrtcDestroyProgram(prog)
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise RuntimeError(f"compiling a one-line kernel failed: {err}")
+    return f"NVRTC {major}.{minor} compiles CUDA C to PTX (works without a GPU)"
+
+
+def _cuda_core_check() -> str:
+    import cuda.core
+
+    if not MODE.gpu:
+        return f"cuda.core {cuda.core.__version__} imports; Device() needs a GPU"
+    dev = cuda.core.Device()
+    dev.set_current()
+    return f"cuda.core {cuda.core.__version__}: {dev.name}"
+
+
+def _pycuda_check() -> str:
+    import pycuda
+
+    if not MODE.gpu:
+        return f"pycuda {pycuda.VERSION_TEXT} installed; it needs a GPU to run"
+    import pycuda.autoprimaryctx  # noqa: F401 - shares the primary context with Numba and CuPy
+    import pycuda.driver as drv
+
+    return f"pycuda {pycuda.VERSION_TEXT}: {drv.Context.get_device().name()}"
+
+
+def checks() -> list[Check]:
+    """Every component the course uses, probed one by one (notebook 00's table)."""
+    gpu_fix = ("No NVIDIA GPU: the course runs in CPU mode, which covers every Numba exercise. "
+               "For GPU-only cells use a machine with an NVIDIA GPU and driver (e.g. a cloud or Colab GPU).")
+    driver = Check("NVIDIA driver / GPU", MODE.gpu,
+                   f"{MODE.info.name}, driver supports CUDA {MODE.info.driver_cuda}" if MODE.gpu else MODE.reason,
+                   "" if MODE.gpu else gpu_fix)
+    return [
+        driver,
+        _try("Numba (numba-cuda)", _numba_check, "Run `make lab` again: it reinstalls the locked environment."),
+        _try("NVRTC (cuda.bindings)", _nvrtc_check,
+             "The NVRTC wheel is missing or does not match cuda-bindings: run `make lab` again (it installs the lock)."),
+        _try("CuPy", _cupy_check,
+             "A CuPy built for another CUDA major version: rebuild with `make lab CUDA_SET=cu12` (driver below 580) or cu13."),
+        _try("cuda.core", _cuda_core_check, "Reinstall the locked set: `make lab`."),
+        _try("PyCUDA", _pycuda_check,
+             "PyCUDA is built from source where a CUDA toolkit (nvcc, cuda.h, curand.h) exists: install the toolkit "
+             "and run `make pycuda`, or use environment.yml (conda-forge has PyCUDA prebuilt)."),
+    ]
+
+
+def report() -> list[Check]:
+    """Print the environment table: one line per component, with the fix when it fails."""
+    rows = checks()
+    for c in rows:
+        mark = "ok " if c.ok else "-- "
+        print(f"{mark} {c.component:24} {c.detail}")
+        if c.fix:
+            print(f"    {'':24} fix: {c.fix}")
+    return rows

@@ -1,0 +1,183 @@
+"""Launch geometry: which thread handles which element, and the interactive grid explorer.
+
+Everything here is plain arithmetic on the CUDA execution model (no Numba), so notebook 01
+can show the model before any kernel exists. Conventions follow Numba's ``cuda.grid``:
+x varies fastest; for a 2D array of shape (rows, cols) the course uses
+``col = blockIdx.x * blockDim.x + threadIdx.x`` and ``row = blockIdx.y * blockDim.y + threadIdx.y``
+so neighbouring threads touch neighbouring elements of a row (row-major memory).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import LearnerError
+
+MAX_THREADS_PER_BLOCK = 1024
+WARP_SIZE = 32
+
+
+def blocks_for(n: int, threads_per_block: int) -> int:
+    """Ceiling division: the fewest blocks that give every element a thread."""
+    return (n + threads_per_block - 1) // threads_per_block
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise LearnerError(f"{name} must be a positive whole number, got {value!r}.")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A launch over an array: shape (rows, cols) in 2D or (n,) in 1D, block and grid as (x, y)."""
+
+    shape: tuple[int, ...]
+    block: tuple[int, int]  # threads per block (x, y)
+    grid: tuple[int, int]  # blocks per grid (x, y)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.grid[0] * self.grid[1]
+
+    @property
+    def elements(self) -> int:
+        return int(np.prod(self.shape))
+
+    def thread_coords(self) -> np.ndarray:
+        """One row per launched thread: blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y, x, y."""
+        bx, by, tx, ty = np.meshgrid(np.arange(self.grid[0]), np.arange(self.grid[1]),
+                                     np.arange(self.block[0]), np.arange(self.block[1]), indexing="ij")
+        bx, by, tx, ty = (a.ravel() for a in (bx, by, tx, ty))
+        x = bx * self.block[0] + tx
+        y = by * self.block[1] + ty
+        return np.stack([bx, by, tx, ty, x, y], axis=1)
+
+    def owner(self) -> np.ndarray:
+        """For each element, how many threads handle it (0 means skipped, the floor-division bug)."""
+        c = self.thread_coords()
+        x, y = c[:, 4], c[:, 5]
+        if self.ndim == 1:
+            hit = x[x < self.shape[0]]
+            return np.bincount(hit, minlength=self.shape[0])
+        rows, cols = self.shape
+        ok = (x < cols) & (y < rows)
+        counts = np.zeros(self.shape, dtype=int)
+        np.add.at(counts, (y[ok], x[ok]), 1)
+        return counts
+
+    def idle(self) -> int:
+        """Threads whose index falls outside the array (they must be stopped by the bounds guard)."""
+        c = self.thread_coords()
+        if self.ndim == 1:
+            return int(np.sum(c[:, 4] >= self.shape[0]))
+        return int(np.sum((c[:, 4] >= self.shape[1]) | (c[:, 5] >= self.shape[0])))
+
+    def skipped(self) -> int:
+        return int(np.sum(self.owner() == 0))
+
+    def formula(self) -> str:
+        if self.ndim == 1:
+            return "i = blockIdx.x * blockDim.x + threadIdx.x    # = cuda.grid(1)"
+        return ("col = blockIdx.x * blockDim.x + threadIdx.x\n"
+                "row = blockIdx.y * blockDim.y + threadIdx.y    # col, row = cuda.grid(2)")
+
+    def describe(self) -> str:
+        dims = "x".join(map(str, self.shape))
+        blk = self.block[0] if self.ndim == 1 else f"({self.block[0]}, {self.block[1]})"
+        grd = self.grid[0] if self.ndim == 1 else f"({self.grid[0]}, {self.grid[1]})"
+        text = (f"{dims} elements, {grd} blocks of {blk} threads = {self.threads} threads; "
+                f"{self.idle()} idle")
+        s = self.skipped()
+        if s:
+            text += f"; {s} element{'s' if s != 1 else ''} NOT handled by any thread (grid too small)"
+        return text
+
+
+def launch_1d(n: int, threads_per_block: int, blocks: int | None = None) -> Launch:
+    """1D launch over n elements; blocks defaults to the ceiling division."""
+    n = _positive_int("n", n)
+    t = _positive_int("threads_per_block", threads_per_block)
+    if t > MAX_THREADS_PER_BLOCK:
+        raise LearnerError(f"threads_per_block={t} is more than the {MAX_THREADS_PER_BLOCK} a CUDA block can hold.")
+    b = blocks_for(n, t) if blocks is None else _positive_int("blocks", blocks)
+    return Launch((n,), (t, 1), (b, 1))
+
+
+def launch_2d(shape: tuple[int, int], block: tuple[int, int], grid: tuple[int, int] | None = None) -> Launch:
+    """2D launch over an array of shape (rows, cols); block and grid are (x, y) = (along cols, along rows)."""
+    rows, cols = (_positive_int("rows", shape[0]), _positive_int("cols", shape[1]))
+    bx, by = (_positive_int("block x", block[0]), _positive_int("block y", block[1]))
+    if bx * by > MAX_THREADS_PER_BLOCK:
+        raise LearnerError(f"a {bx}x{by} block has {bx * by} threads, more than the {MAX_THREADS_PER_BLOCK} allowed.")
+    g = (blocks_for(cols, bx), blocks_for(rows, by)) if grid is None else (
+        _positive_int("grid x", grid[0]), _positive_int("grid y", grid[1]))
+    return Launch((rows, cols), (bx, by), g)
+
+
+# ----------------------------------------------------------------------------- explorer
+def grid_explorer(dims: int = 1):
+    """Sliders for array size, threads per block and blocks per grid, redrawing the launch.
+
+    The block-count rule is a control of its own so the classic bug can be switched on:
+    floor division ``n // t`` leaves the last partial block's elements unhandled.
+    """
+    import ipywidgets as w
+    from IPython.display import display
+
+    from ._draw_launch import draw_launch
+
+    style = {"description_width": "150px"}
+    lay = w.Layout(width="460px")
+    mode = w.ToggleButtons(options=[("1D", 1), ("2D", 2)], value=dims, description="launch")
+    n = w.IntSlider(5, 1, 200, description="array length n", style=style, layout=lay)
+    rows = w.IntSlider(20, 1, 64, description="rows", style=style, layout=lay)
+    cols = w.IntSlider(20, 1, 64, description="cols", style=style, layout=lay)
+    tpb = w.IntSlider(32, 1, 128, description="threads per block", style=style, layout=lay)
+    bxy = w.IntSlider(8, 1, 32, description="block side (x = y)", style=style, layout=lay)
+    rule = w.Dropdown(options=[("ceil: (n + t - 1) // t", "ceil"), ("floor: n // t  (the bug)", "floor"),
+                               ("manual", "manual")], value="ceil", description="blocks per grid", style=style, layout=lay)
+    manual = w.IntSlider(1, 1, 64, description="manual blocks", style=style, layout=lay)
+    out = w.Output()
+    info = w.HTML()
+
+    def current() -> Launch:
+        if mode.value == 1:
+            if rule.value == "ceil":
+                return launch_1d(n.value, tpb.value)
+            b = max(1, n.value // tpb.value) if rule.value == "floor" else manual.value
+            return launch_1d(n.value, tpb.value, b)
+        shape, blk = (rows.value, cols.value), (bxy.value, bxy.value)
+        if rule.value == "ceil":
+            return launch_2d(shape, blk)
+        if rule.value == "floor":
+            return launch_2d(shape, blk, (max(1, cols.value // bxy.value), max(1, rows.value // bxy.value)))
+        return launch_2d(shape, blk, (manual.value, manual.value))
+
+    def redraw(*_):
+        import matplotlib.pyplot as plt
+
+        for s in (n, tpb):
+            s.layout.display = "" if mode.value == 1 else "none"
+        for s in (rows, cols, bxy):
+            s.layout.display = "" if mode.value == 2 else "none"
+        manual.layout.display = "" if rule.value == "manual" else "none"
+        launch = current()
+        info.value = f"<pre>{launch.formula()}\n{launch.describe()}</pre>"
+        out.clear_output(wait=True)
+        with out:
+            fig = draw_launch(launch)
+            plt.show(fig)
+
+    for c in (mode, n, rows, cols, tpb, bxy, rule, manual):
+        c.observe(redraw, names="value")
+    box = w.VBox([mode, n, rows, cols, tpb, bxy, rule, manual, info, out])
+    redraw()
+    display(box)
+    return box
