@@ -121,6 +121,13 @@ def launch_2d(shape: tuple[int, int], block: tuple[int, int], grid: tuple[int, i
     return Launch((rows, cols), (bx, by), g)
 
 
+def draw_launch(launch, ax=None):
+    """Picture of a launch (see helpers.draw): blocks, threads, elements, idle and skipped."""
+    from ._draw_launch import draw_launch as _draw
+
+    return _draw(launch, ax)
+
+
 # ----------------------------------------------------------------------------- explorer
 def grid_explorer(dims: int = 1):
     """Sliders for array size, threads per block and blocks per grid, redrawing the launch.
@@ -173,7 +180,8 @@ def grid_explorer(dims: int = 1):
         out.clear_output(wait=True)
         with out:
             fig = draw_launch(launch)
-            plt.show(fig)
+            display(fig)
+            plt.close(fig)  # displayed once as an image; an open figure would be drawn again by inline
 
     for c in (mode, n, rows, cols, tpb, bxy, rule, manual):
         c.observe(redraw, names="value")

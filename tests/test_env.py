@@ -1,0 +1,96 @@
+"""Mode detection, the banner, GPU-only cells and problem sizes (CPU mode on this machine)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import helpers
+from helpers import env
+from helpers.errors import CourseError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_python(code: str, **envvars) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "COURSE_MODE")}
+    e.update(envvars)
+    e["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=120)
+
+
+def test_cpu_mode_banner_names_the_simulator_and_versions():
+    assert not env.on_gpu()
+    text = env.banner_text()
+    assert text.startswith("CPU mode · Numba CUDA simulator")
+    assert "numba-cuda 0.30.4" in text and "numpy " in text
+    assert "\n" not in text
+
+
+def test_simulator_is_switched_on_before_numba_loads():
+    # A fresh interpreter without the flag: importing helpers alone must turn the simulator on.
+    r = run_python("import helpers, os; from numba import cuda; "
+                   "print(os.environ['NUMBA_ENABLE_CUDASIM'], type(cuda.jit(lambda a: None)).__name__)")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1", "FakeCUDAKernel"]
+
+
+def test_numba_imported_first_gets_one_plain_instruction():
+    r = run_python("import numba.cuda\nimport helpers", COURSE_MODE="cpu")
+    assert r.returncode != 0
+    last = r.stderr.strip().splitlines()[-1]
+    assert "restart the kernel" in last and "import helpers` before importing numba" in last
+
+
+def test_course_mode_gpu_without_a_gpu_fails_in_one_sentence():
+    r = run_python("import helpers", COURSE_MODE="gpu")
+    assert r.returncode != 0
+    assert "GPURequired: COURSE_MODE=gpu, but no NVIDIA driver found" in r.stderr
+
+
+def test_unknown_course_mode_is_refused():
+    r = run_python("import helpers", COURSE_MODE="fast")
+    assert "COURSE_MODE='fast' is not understood: use cpu, gpu or leave it unset." in r.stderr
+
+
+def test_gpu_only_prints_one_line_and_logs(capsys, tmp_path, monkeypatch):
+    log = tmp_path / "gpu-only.jsonl"
+    monkeypatch.setenv("COURSE_GPU_ONLY_LOG", str(log))
+    assert helpers.gpu_only("time the copy with CUDA events") is False
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("[GPU only] Skipped: time the copy with CUDA events (CPU mode:")
+    assert json.loads(log.read_text())["ran"] is False
+
+
+def test_size_picks_the_cpu_value():
+    assert helpers.size(gpu=10_000_000, cpu=2_000) == 2_000
+
+
+def test_report_lists_every_component_with_a_fix_when_missing(capsys):
+    rows = env.report()
+    names = [r.component for r in rows]
+    assert names == ["NVIDIA driver / GPU", "Numba (numba-cuda)", "NVRTC (cuda.bindings)", "CuPy", "cuda.core", "PyCUDA"]
+    by = {r.component: r for r in rows}
+    assert by["NVRTC (cuda.bindings)"].ok, by["NVRTC (cuda.bindings)"].detail  # compiles without a GPU
+    assert by["Numba (numba-cuda)"].ok
+    assert not by["NVIDIA driver / GPU"].ok and by["NVIDIA driver / GPU"].fix
+    for r in rows:
+        assert r.ok or r.fix, f"{r.component} failed without a fix"
+
+
+def test_course_errors_print_one_line_in_ipython():
+    """In a notebook a CourseError shows its sentence, not a traceback through helpers."""
+    code = (
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "ip.run_cell('import helpers')\n"
+        "ip.run_cell('from helpers.errors import LearnerError\\nraise LearnerError(\"threads_per_block must be positive.\")')\n"
+    )
+    r = run_python(code, COURSE_MODE="cpu")
+    assert "LearnerError: threads_per_block must be positive." in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr

@@ -1,0 +1,75 @@
+"""Launch arithmetic behind notebook 01 and the grid explorer."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+import pytest
+
+from helpers import geometry
+from helpers.errors import LearnerError
+
+
+@pytest.mark.parametrize("n, t, blocks", [(1, 32, 1), (32, 32, 1), (33, 32, 2), (70, 32, 3), (1000, 256, 4)])
+def test_blocks_for_is_ceiling_division(n, t, blocks):
+    assert geometry.blocks_for(n, t) == blocks
+
+
+def test_five_elements_thirty_two_threads():
+    l = geometry.launch_1d(5, 32)
+    assert (l.threads, l.idle(), l.skipped()) == (32, 27, 0)
+    assert "27 idle" in l.describe()
+
+
+def test_floor_division_skips_the_tail():
+    l = geometry.launch_1d(70, 32, blocks=70 // 32)
+    assert l.skipped() == 6 and l.idle() == 0
+    assert list(np.flatnonzero(l.owner() == 0)) == [64, 65, 66, 67, 68, 69]
+    assert "6 elements NOT handled" in l.describe()
+
+
+def test_2d_floor_recipe_skips_rows_and_columns():
+    buggy = geometry.launch_2d((20, 37), (16, 16), (37 // 16, 20 // 16))
+    owner = buggy.owner()
+    assert owner[:16, :32].min() == 1 and owner[16:, :].max() == 0 and owner[:, 32:].max() == 0
+    assert buggy.skipped() == 20 * 37 - 16 * 32
+    fixed = geometry.launch_2d((20, 37), (16, 16))
+    assert fixed.grid == (3, 2) and fixed.skipped() == 0 and fixed.idle() == 48 * 32 - 20 * 37
+
+
+def test_every_element_has_exactly_one_thread_with_ceiling():
+    for shape, block in (((7, 9), (4, 4)), ((1, 100), (32, 1)), ((33, 33), (8, 8))):
+        assert geometry.launch_2d(shape, block).owner().max() == 1
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: geometry.launch_1d(0, 32), "n must be a positive whole number, got 0."),
+    (lambda: geometry.launch_1d(10, 2048), "threads_per_block=2048 is more than the 1024 a CUDA block can hold."),
+    (lambda: geometry.launch_1d(10, 3.5), "threads_per_block must be a positive whole number, got 3.5."),
+    (lambda: geometry.launch_2d((4, 4), (64, 32)), "a 64x32 block has 2048 threads, more than the 1024 allowed."),
+])
+def test_bad_launches_get_one_sentence(call, message):
+    with pytest.raises(LearnerError) as e:
+        call()
+    assert str(e.value) == message
+
+
+def test_drawings_mark_idle_and_skipped():
+    fig = geometry.draw_launch(geometry.launch_1d(70, 32, blocks=2))
+    assert "6 element(s) never handled" in fig.axes[0].get_title()
+    fig2 = geometry.draw_launch(geometry.launch_2d((20, 37), (16, 16)))
+    assert "0 elements never handled" not in fig2.axes[0].get_title()
+    assert "idle threads" in fig2.axes[0].get_title()
+
+
+def test_explorer_redraws_when_a_control_moves():
+    w = geometry.grid_explorer()
+    mode, n, rows, cols, tpb, bxy, rule, manual, info, out = w.children
+    before = info.value
+    rule.value = "floor"
+    n.value = 70
+    assert info.value != before and "NOT handled" in info.value
+    mode.value = 2
+    assert "row = blockIdx.y" in info.value and n.layout.display == "none"
