@@ -16,6 +16,8 @@ COURSE_ENV ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 PORT     ?= 8888
 LAB_ARGS ?=
+# What make test-gpu runs (narrow it to re-run one notebook on a GPU node).
+GPU_TESTS ?= notebooks solutions tests/gpu
 
 # Notebooks run from notebooks/; the repo root must be importable for `import helpers`
 # (.venv gets a .pth file for it; this covers COURSE_ENV=current).
@@ -51,17 +53,17 @@ lab: $(ENV_DEP)
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) $(LAB_ARGS) notebooks/00_setup.ipynb
 
 test: $(ENV_DEP)
-	COURSE_MODE=cpu $(PY) -m pytest $(XDIST) $(NOTEBOOK_TESTS) tests notebooks solutions
+	COURSE_MODE=cpu $(PY) -m pytest $(XDIST) $(NOTEBOOK_TESTS) --ignore=tests/gpu --ignore=tests/browser tests notebooks solutions
 
 # Unit tests only (no notebooks): the quick loop while editing helpers/.
 test-fast: $(ENV_DEP)
-	COURSE_MODE=cpu $(PY) -m pytest $(XDIST) tests
+	COURSE_MODE=cpu $(PY) -m pytest $(XDIST) --ignore=tests/gpu --ignore=tests/browser tests
 
 # On a GPU: the same notebooks with the simulator off; every GPU-only cell must run.
 test-gpu: $(ENV_DEP)
 	@mkdir -p build docs; rm -f build/gpu-only.jsonl
 	COURSE_MODE=gpu COURSE_GPU_ONLY_LOG=$(CURDIR)/build/gpu-only.jsonl COURSE_REPORT=$(CURDIR)/build/gpu-report.json \
-	  $(PY) -m pytest -n 1 $(NOTEBOOK_TESTS) notebooks solutions tests/gpu; \
+	  $(PY) -m pytest $(NOTEBOOK_TESTS) $(GPU_TESTS); \
 	  rc=$$?; $(PY) tools/gpu_record.py build/gpu-report.json build/gpu-only.jsonl docs/gpu-test-record.md || rc=1; exit $$rc
 
 notebooks: $(ENV_DEP)

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Write docs/gpu-test-record.md from a `make test-gpu` run, so learners see what the course was verified on.
+
+Inputs: the per-notebook JSON report written by conftest.py (COURSE_REPORT) and the log of
+helpers.gpu_only calls (COURSE_GPU_ONLY_LOG). Exit 1 when a notebook failed or any GPU-only
+cell was skipped: on a GPU, every cell must run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def static_gpu_only_cells(path: Path) -> int:
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    return sum(1 for c in nb.cells if c.cell_type == "code" and re.search(r"\bgpu_only\(", c.source))
+
+
+def main(report_path: str, log_path: str, out_path: str) -> int:
+    from helpers import env
+
+    report = json.loads(Path(report_path).read_text()) if Path(report_path).exists() else {"notebooks": {}}
+    calls = [json.loads(line) for line in Path(log_path).read_text().splitlines()] if Path(log_path).exists() else []
+    skipped = [c["what"] for c in calls if not c["ran"]]
+    rows = report["notebooks"]
+    failed = [p for p, r in rows.items() if r["failed"]]
+    info = env.MODE.info
+    v = env.library_versions()
+    lines = [
+        "# GPU test record",
+        "",
+        "Written by `make test-gpu` (tools/gpu_record.py); do not edit by hand.",
+        "",
+        f"- **Date:** {dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- **GPU:** {info.name or 'none'} (compute capability {info.compute_capability})",
+        f"- **Driver:** {info.driver_version or 'unknown'}, CUDA {info.driver_cuda}",
+        f"- **Python:** {sys.version.split()[0]}",
+        "- **Libraries:** " + ", ".join(f"{k} {val}" for k, val in v.items() if val),
+        f"- **Result:** {'PASSED' if rows and not failed and not skipped else 'FAILED'} — "
+        f"{len(rows)} notebooks, {sum(r['cells'] for r in rows.values())} cells, "
+        f"{len(calls)} GPU-only cells run, {len(skipped)} skipped",
+        "",
+        "| Notebook | Cells | Result | Time (s) | GPU-only cells |",
+        "|---|---:|---|---:|---:|",
+    ]
+    for path in sorted(rows):
+        r = rows[path]
+        gpu_cells = static_gpu_only_cells(ROOT / path)
+        lines.append(f"| {path} | {r['cells']} | {'failed' if r['failed'] else 'passed'} | {r['seconds']:.1f} | {gpu_cells} |")
+    if skipped:
+        lines += ["", "Skipped GPU-only cells (must be none):", *[f"- {s}" for s in skipped]]
+    Path(out_path).write_text("\n".join(lines) + "\n")
+    print(f"wrote {out_path}: {len(rows)} notebooks, {len(failed)} failed, {len(skipped)} GPU-only cells skipped")
+    if not rows:
+        print("no notebook results found: did the test run start?", file=sys.stderr)
+    return 0 if rows and not failed and not skipped else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:4]))
