@@ -19,6 +19,11 @@ import pytest
 
 if os.environ.get("COURSE_MODE", "").lower() != "gpu":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+if "COURSE_PROGRESS_FILE" not in os.environ:  # test runs must not touch a learner's progress file
+    import tempfile
+
+    os.environ["COURSE_PROGRESS_FILE"] = os.path.join(tempfile.mkdtemp(prefix="course-test-"), "progress.json")
+import helpers  # noqa: E402,F401 - decides the mode (and re-reads Numba's config) before any test imports numba
 
 GPU_ONLY_MARK = "[GPU only]"
 TRACEBACK_MARK = "Traceback (most recent call last)"

@@ -126,19 +126,23 @@ def _decide() -> Mode:
 
 def _switch_simulator(on: bool) -> None:
     """Set the simulator flag before numba.cuda is imported, or say exactly what to do."""
+    from . import _numba
+
     if on:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
-    if "numba.cuda" in sys.modules:
-        # numba-cuda reads the flag into its own config module at import time.
-        active = bool(getattr(sys.modules.get("numba.cuda.core.config"), "ENABLE_CUDASIM", on))
-        if active != on:
-            raise CourseError(
-                "Numba's CUDA module was imported before helpers, so it cannot switch to "
-                f"{'the simulator' if on else 'the GPU'} any more: restart the kernel "
-                "(Kernel > Restart Kernel) and run `import helpers` before importing numba."
-            )
+    active = _numba.simulator_active()
+    if active is None or active == on:
+        return
+    if "numba.cuda" not in sys.modules:
+        _numba.reload_config()  # numba was imported, numba.cuda not yet: re-reading the flag is enough
+        return
+    raise CourseError(
+        "Numba's CUDA module was imported before helpers, so it cannot switch to "
+        f"{'the simulator' if on else 'the GPU'} any more: restart the kernel "
+        "(Kernel > Restart Kernel) and run `import helpers` before importing numba."
+    )
 
 
 MODE: Mode = _decide()

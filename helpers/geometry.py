@@ -123,7 +123,7 @@ def launch_2d(shape: tuple[int, int], block: tuple[int, int], grid: tuple[int, i
 
 def draw_launch(launch, ax=None):
     """Picture of a launch (see helpers.draw): blocks, threads, elements, idle and skipped."""
-    from ._draw_launch import draw_launch as _draw
+    from .draw import draw_launch as _draw
 
     return _draw(launch, ax)
 
@@ -138,7 +138,7 @@ def grid_explorer(dims: int = 1):
     import ipywidgets as w
     from IPython.display import display
 
-    from ._draw_launch import draw_launch
+    from .draw import draw_launch
 
     style = {"description_width": "150px"}
     lay = w.Layout(width="460px")
@@ -168,8 +168,6 @@ def grid_explorer(dims: int = 1):
         return launch_2d(shape, blk, (manual.value, manual.value))
 
     def redraw(*_):
-        import matplotlib.pyplot as plt
-
         for s in (n, tpb):
             s.layout.display = "" if mode.value == 1 else "none"
         for s in (rows, cols, bxy):
@@ -179,9 +177,7 @@ def grid_explorer(dims: int = 1):
         info.value = f"<pre>{launch.formula()}\n{launch.describe()}</pre>"
         out.clear_output(wait=True)
         with out:
-            fig = draw_launch(launch)
-            display(fig)
-            plt.close(fig)  # displayed once as an image; an open figure would be drawn again by inline
+            display(draw_launch(launch))
 
     for c in (mode, n, rows, cols, tpb, bxy, rule, manual):
         c.observe(redraw, names="value")

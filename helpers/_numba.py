@@ -1,0 +1,123 @@
+"""Everything that depends on Numba's internals, in one place.
+
+The tracer works on the learner's plain Python function, so it only needs a few facts from
+Numba: how to get that function out of a kernel object (simulator `FakeCUDAKernel` or real
+`CUDADispatcher`), whether an object is a device function, what a configured launch
+(`kernel[grid, block]`) carries, and how a Numba type maps to a NumPy dtype.  A Numba upgrade
+should only ever need to touch this file.
+
+Checked against numba 0.68.1 / numba-cuda 0.30.4:
+  * simulator: numba_cuda/numba/cuda/simulator/kernel.py (FakeCUDAKernel: .fn, ._device,
+    .grid_dim, .block_dim, .dynshared_size; `kernel[g, b]` configures and returns itself);
+  * real: numba_cuda/numba/cuda/dispatcher.py (CUDADispatcher: .py_func,
+    .targetoptions["device"]; `kernel[g, b]` returns a _LaunchConfiguration with .dispatcher,
+    .griddim, .blockdim (normalised 3-tuples) and .sharedmem).
+"""
+
+import sys
+
+import numpy as np
+
+
+def _is_fake_kernel(obj):
+    # Checked by class name so that the simulator is never imported in GPU mode.
+    return type(obj).__name__ == "FakeCUDAKernel" and hasattr(obj, "fn")
+
+
+def _is_dispatcher(obj):
+    return type(obj).__name__ == "CUDADispatcher" and hasattr(obj, "py_func")
+
+
+def _is_launch_config(obj):
+    return type(obj).__name__ == "_LaunchConfiguration" and hasattr(obj, "dispatcher")
+
+
+def is_cuda_function(obj):
+    """True for anything made by `@cuda.jit` (kernel or device function), either mode."""
+    return _is_fake_kernel(obj) or _is_dispatcher(obj)
+
+
+def python_function(obj):
+    """The learner's Python function behind a `@cuda.jit` object (or a plain function)."""
+    if _is_fake_kernel(obj):
+        return obj.fn
+    if _is_dispatcher(obj):
+        return obj.py_func
+    if _is_launch_config(obj):
+        return obj.dispatcher.py_func
+    return None
+
+
+def is_device_function(obj):
+    """True for `@cuda.jit(device=True)` functions."""
+    if _is_fake_kernel(obj):
+        return bool(obj._device)
+    if _is_dispatcher(obj):
+        return bool(obj.targetoptions.get("device", False))
+    return False
+
+
+def launch_configuration(obj):
+    """(kernel, griddim, blockdim, sharedmem) for a configured launch, else None.
+
+    A simulator kernel configures itself in place (`kernel[g, b]` returns the same object), so
+    a FakeCUDAKernel that was launched before still "looks configured"; the caller decides from
+    the argument count whether to use this.
+    """
+    if _is_launch_config(obj):
+        return obj.dispatcher, tuple(obj.griddim), tuple(obj.blockdim), int(obj.sharedmem or 0)
+    if _is_fake_kernel(obj) and obj.grid_dim is not None and obj.block_dim is not None:
+        return obj, tuple(obj.grid_dim), tuple(obj.block_dim), int(obj.dynshared_size or 0)
+    return None
+
+
+def is_cuda_module(obj):
+    """True for the `numba.cuda` module, whatever it is bound to (simulator or real)."""
+    mod = sys.modules.get("numba.cuda")
+    return obj is not None and obj is mod
+
+
+def is_numba_module(obj):
+    return obj is not None and obj is sys.modules.get("numba")
+
+
+def numba_type(obj):
+    """True when `obj` is a Numba type such as `numba.float32` (usable as a dtype)."""
+    try:
+        from numba.core import types
+    except ImportError:  # pragma: no cover - very old/new numba
+        return False
+    return isinstance(obj, types.Type)
+
+
+def as_dtype(dtype):
+    """NumPy dtype for a Numba type (`numba.float32`, `types.int32`), a NumPy dtype or a string."""
+    if numba_type(dtype):
+        try:
+            from numba.np import numpy_support
+
+            return np.dtype(numpy_support.as_dtype(dtype))
+        except Exception:
+            return np.dtype(str(dtype))
+    return np.dtype(dtype)
+
+
+def cuda_attribute(name):
+    """The real `numba.cuda.<name>` (used for type names such as `cuda.float32`), or None."""
+    mod = sys.modules.get("numba.cuda")
+    return getattr(mod, name, None) if mod is not None else None
+
+
+def simulator_active():
+    """Whether Numba reads the simulator flag as on (None when numba is not imported yet)."""
+    import sys
+
+    config = sys.modules.get("numba.core.config")
+    return None if config is None else bool(config.ENABLE_CUDASIM)
+
+
+def reload_config():
+    """Re-read NUMBA_* variables; only useful while numba.cuda is not imported yet."""
+    import numba.core.config
+
+    numba.core.config.reload_config()

@@ -1,0 +1,420 @@
+"""Pictures of traced kernels, for beginners: which thread touched which element, and why.
+
+Every function returns a matplotlib Figure (already closed with pyplot, so Jupyter shows it
+exactly once when it is a cell's last value; `fig.savefig("x.png")` works too).
+"""
+
+import numpy as np
+
+from .errors import LearnerError
+from .trace import ATOMIC, READ, WRITE
+
+__all__ = ["draw_accesses", "draw_coalescing", "draw_banks", "draw_launch"]
+
+PROBLEM = "#d62728"  # red: anything a verdict points at
+UNTOUCHED = "#ffffff"
+OTHER_BLOCK = "#d9d9d9"
+MAX_TEXT_CELLS = 600  # above this, cells are too small to carry thread numbers
+
+
+def _pyplot():
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _finish(fig):
+    _pyplot().close(fig)  # returned, not auto-shown: Jupyter displays it once
+    return fig
+
+
+def _thread_colours(n):
+    """Light, distinct colours per thread id (no reds: red means "problem")."""
+    from matplotlib import colormaps
+
+    base = colormaps["tab20"](np.arange(20))
+    base = np.delete(base, [6, 7, 14, 15], axis=0)  # tab20's reds and greys (other meanings)
+    base[:, :3] = 0.6 * base[:, :3] + 0.4  # lighter, so black numbers stay readable
+    return base[np.arange(n) % len(base)]
+
+
+def _select_arrays(t, rows, array):
+    """Array ids to draw: `array` (name) or every array this block touched, globals first."""
+    if array is not None:
+        return [t.array_id(array)]
+    ids = list(np.unique(t.accesses.array[rows]))
+    return sorted(ids, key=lambda i: (t.arrays[i].space != "global", i))
+
+
+def _grid_shape(info):
+    """(rows, columns) used to lay an array out: 2-D as is, 1-D wrapped at 32 like memory."""
+    shape = info.shape
+    if len(shape) == 1:
+        cols = min(shape[0], 32)
+        return -(-shape[0] // cols), cols
+    cols = shape[-1]
+    return int(np.prod(shape[:-1])), cols
+
+
+def _problem_rows(t, block):
+    """Access positions that some verdict points at, in this block."""
+    marked = [v.accesses for v in t.verdicts if len(v.accesses)]
+    if not marked:
+        return np.zeros(0, np.int64)
+    rows = np.unique(np.concatenate(marked))
+    return rows[t.accesses.block[rows] == block]
+
+
+def draw_accesses(t, block=0, array=None, max_rows=24):
+    """One panel per array: each element coloured by the thread of `block` that touched it.
+
+    Cell text is the thread number and what it did (W write, R read, A atomic); a red border
+    marks an element a verdict is about; grey elements were touched only by other blocks.
+    """
+    plt = _pyplot()
+    from matplotlib.patches import Patch, Rectangle
+
+    a = t.accesses
+    if not 0 <= block < t.nblocks:
+        raise LearnerError(f"block must be between 0 and {t.nblocks - 1}, not {block}.")
+    in_block = np.flatnonzero(a.block == block)
+    ids = _select_arrays(t, in_block, array)
+    if not ids:
+        ids = [i for i, info in enumerate(t.arrays) if info.space == "global"][:1]
+    bad = _problem_rows(t, block)
+    panels = []
+    for aid in ids:
+        info = t.arrays[aid]
+        nrows, ncols = _grid_shape(info)
+        mine = in_block[a.array[in_block] == aid]
+        r0, r1 = 0, nrows
+        if nrows > max_rows and len(mine):  # crop to the rows this block touched
+            touched = a.index[mine] // ncols
+            r0 = int(touched.min())
+            r1 = min(nrows, max(int(touched.max()) + 1, r0 + 1), r0 + max_rows)
+        panels.append((aid, info, nrows, ncols, mine, r0, r1))
+
+    width = min(16, max(6, 0.42 * max(p[3] for p in panels) + 1.5))
+    heights = [max(1.0, 0.42 * (p[6] - p[5])) + 1.2 for p in panels]
+    fig = plt.figure(figsize=(width, sum(heights) + 0.9))
+    gs = fig.add_gridspec(len(panels), 1, height_ratios=heights)
+    colours = _thread_colours(t.threads_per_block)
+    widest = max(p[3] for p in panels)  # one cell size for every panel, left-aligned
+    bad_set = set(bad.tolist())
+    for k, (aid, info, nrows, ncols, mine, r0, r1) in enumerate(panels):
+        ax = fig.add_subplot(gs[k])
+        others = np.unique(a.index[(a.array == aid) & (a.block != block)])
+        show_text = (r1 - r0) * ncols <= MAX_TEXT_CELLS
+        # who did what to each element: last writer wins the colour, else first reader
+        cell = {}
+        for r in mine:
+            idx, tid, kind = int(a.index[r]), int(a.thread[r]), int(a.kind[r])
+            c = cell.setdefault(idx, {"tid": tid, "kinds": set(), "threads": set(), "bad": False})
+            if kind != READ:
+                c["tid"] = tid
+            c["kinds"].add(kind)
+            c["threads"].add(tid)
+            c["bad"] |= r in bad_set
+        for idx in range(r0 * ncols, min(r1 * ncols, info.size)):
+            row, col = divmod(idx, ncols)
+            y = row - r0
+            c = cell.get(idx)
+            face = (colours[c["tid"]] if c else OTHER_BLOCK if idx in others else UNTOUCHED)
+            edge, lw = ((PROBLEM, 2.5) if c and c["bad"] else ("#555555", 0.6))
+            ax.add_patch(Rectangle((col, y), 1, 1, facecolor=face, edgecolor=edge, linewidth=lw,
+                                   zorder=3 if edge == PROBLEM else 2))
+            if c and show_text:
+                mark = "".join(m for m, kd in (("R", READ), ("W", WRITE), ("A", ATOMIC))
+                               if kd in c["kinds"])
+                more = "+" if len(c["threads"]) > 1 else ""
+                ax.text(col + 0.5, y + 0.5, f"{c['tid']}{more}\n{mark}", ha="center",
+                        va="center", fontsize=7, zorder=4,
+                        fontweight="bold" if c["bad"] else "normal")
+        ax.set_xlim(0, widest)
+        ax.set_ylim(r1 - r0, 0)
+        ax.set_aspect("equal")
+        ax.set_xticks(np.arange(ncols) + 0.5 if ncols <= 40 else [])
+        ax.set_xticklabels([str(i) for i in range(ncols)] if ncols <= 40 else [], fontsize=7)
+        ax.set_yticks(np.arange(r1 - r0) + 0.5)
+        step = ncols if len(info.shape) == 1 else 1
+        ax.set_yticklabels([str((r0 + i) * step) for i in range(r1 - r0)], fontsize=7)
+        ax.tick_params(length=0)
+        for side in ax.spines.values():
+            side.set_visible(False)
+        crop = f" (rows {r0}–{r1 - 1} of {nrows})" if (r0, r1) != (0, nrows) else ""
+        title = f"{info.name}: shape {tuple(info.shape)}, {info.dtype}{crop}"
+        oob = [e for e in t.out_of_bounds if e[0] == aid and e[3][0] // t.threads_per_block == block]
+        if oob:
+            shown = ", ".join(f"[{', '.join(map(str, e[1]))}]" for e in oob[:4])
+            title += f"\nout of bounds in this block: {shown}" + (" …" if len(oob) > 4 else "")
+        ax.set_title(title, fontsize=9, loc="left", color=PROBLEM if oob else "black")
+
+    fig.suptitle(f"{t.kernel_name}: which thread of block {_block_label(t, block)} touched "
+                 f"which element\nnumber = thread (linear id in the block; + = several "
+                 f"threads), R read, W write, A atomic", fontsize=10)
+    legend = [Patch(facecolor=UNTOUCHED, edgecolor="#555555", label="not touched"),
+              Patch(facecolor=OTHER_BLOCK, edgecolor="#555555", label="other blocks only"),
+              Patch(facecolor="white", edgecolor=PROBLEM, linewidth=2.5,
+                    label="problem (see t.summary())")]
+    fig.legend(handles=legend, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    top = 1 - 0.75 / fig.get_figheight()
+    fig.tight_layout(rect=(0, 0.4 / fig.get_figheight(), 1, top), h_pad=1.5)
+    return _finish(fig)
+
+
+def _block_label(t, block):
+    b = t.block_of(block * t.threads_per_block)
+    return str(b[0]) if t.griddim[1] == t.griddim[2] == 1 else str(b)
+
+
+def _warp_selection(t, space, array, block, warp, limit):
+    """The warp-wide accesses of one warp, as lists of access positions (first `limit`)."""
+    from .verdicts import warp_groups
+
+    rows, wid, nw, addr = warp_groups(t, space)
+    a = t.accesses
+    keep = (a.block[rows] == block) & (a.warp[rows] == warp)
+    if array is not None:
+        keep &= a.array[rows] == t.array_id(array)
+    groups = []
+    for g in np.unique(wid[keep]):
+        m = keep & (wid == g)
+        groups.append((rows[m], addr[m]))
+    groups.sort(key=lambda ga: ga[0][0])  # in execution order
+    return groups[:limit], len(groups)
+
+
+def _access_title(t, rows):
+    a = t.accesses
+    r = rows[0]
+    info = t.arrays[a.array[r]]
+    loc = t.locations[a.loc[r]]
+    verb = {READ: "read", WRITE: "write", ATOMIC: "atomic"}[int(a.kind[r])]
+    return f"line {loc.line} `{loc.source}` — {verb} {info.var}", info
+
+
+def draw_coalescing(t, array=None, block=0, warp=0, limit=6):
+    """The 32-byte memory sectors one warp touches at each global access.
+
+    One panel per warp-wide access: the sectors it touched, side by side (a gap `//` means
+    sectors in between were skipped), with each lane placed at the bytes it read or wrote.
+    Fewer, fuller sectors = better coalescing.
+    """
+    plt = _pyplot()
+    from matplotlib.patches import Rectangle
+
+    groups, total = _warp_selection(t, "global", array, block, warp, limit)
+    if not groups:
+        raise LearnerError(f"Warp {warp} of block {block} made no global-memory accesses"
+                           + (f" to {array}" if array else "") + ".")
+    fig = plt.figure(figsize=(13, 1.9 * len(groups) + 0.8))
+    a = t.accesses
+    for k, (rows, addr) in enumerate(groups):
+        ax = fig.add_subplot(len(groups), 1, k + 1)
+        title, info = _access_title(t, rows)
+        size = info.itemsize
+        sectors = np.unique(np.r_[addr // 32, (addr + size - 1) // 32])
+        needed = int(np.ceil(len(np.unique(a.index[rows])) * size / 32))
+        slot = {s: i for i, s in enumerate(sectors)}
+        shown = sectors[:24]
+        for s in shown:
+            x = slot[s] * 36
+            ax.add_patch(Rectangle((x, 0), 32, 1, facecolor="#c6dbef", edgecolor="#08519c"))
+            ax.text(x + 16, -0.25, f"bytes {s * 32}–{s * 32 + 31}", ha="center", va="top",
+                    fontsize=6)
+            if slot[s] and sectors[slot[s] - 1] != s - 1:
+                ax.text(x - 2, 0.5, "//", ha="center", va="center", fontsize=9, color="#555555")
+        lanes = a.thread[rows] % 32
+        for lane, ad in zip(lanes, addr):
+            s = ad // 32
+            if s not in slot or slot[s] >= len(shown):
+                continue
+            x = slot[s] * 36 + ad % 32
+            ax.add_patch(Rectangle((x, 0.15), min(size, 32 - ad % 32), 0.7,
+                                   facecolor="#fd8d3c", edgecolor="black", linewidth=0.4))
+            ax.text(x + size / 2, 0.5, str(lane), ha="center", va="center", fontsize=5,
+                    rotation=90)
+        eff = needed / len(sectors)
+        ax.set_title(f"{title}: {len(np.unique(lanes))} lanes touched {len(sectors)} sector(s), "
+                     f"{needed} would do ({eff:.0%})"
+                     + ("" if len(sectors) <= len(shown) else f" — first {len(shown)} shown"),
+                     fontsize=9, loc="left", color="black" if eff >= 0.5 else PROBLEM)
+        ax.set_xlim(-4, max(len(shown), 8) * 36)
+        ax.set_ylim(-0.7, 1.2)
+        ax.axis("off")
+    more = f" (first {len(groups)} of {total} accesses)" if total > len(groups) else ""
+    fig.suptitle(f"{t.kernel_name}: memory sectors (32 bytes) touched by warp {warp} of block "
+                 f"{_block_label(t, block)}{more}; orange = a lane's element, number = lane",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return _finish(fig)
+
+
+def draw_banks(t, array=None, block=0, warp=0, limit=6):
+    """Shared-memory banks for one warp's accesses: one column per bank (32 banks of 4 bytes).
+
+    Each lane sits in the column of the bank its word lives in; lanes on the same word share
+    it (broadcast).  A column holding several different words needs several passes: those
+    extra passes are bank conflicts and are drawn in red.
+    """
+    plt = _pyplot()
+    from matplotlib.patches import Rectangle
+
+    groups, total = _warp_selection(t, "shared", array, block, warp, limit)
+    if not groups:
+        raise LearnerError(f"Warp {warp} of block {block} made no shared-memory accesses"
+                           + (f" to {array}" if array else "") + ".")
+    a = t.accesses
+    panels = []
+    for rows, addr in groups:
+        words = addr // 4
+        per_bank = {}
+        for lane, w in zip(a.thread[rows] % 32, words):
+            per_bank.setdefault(int(w % 32), {}).setdefault(int(w), []).append(int(lane))
+        depth = max(len(v) for v in per_bank.values())
+        panels.append((rows, per_bank, depth))
+    heights = [max(p[2], 1) * 0.45 + 0.9 for p in panels]
+    fig = plt.figure(figsize=(13, sum(heights) + 0.9))
+    gs = fig.add_gridspec(len(panels), 1, height_ratios=heights)
+    for k, (rows, per_bank, depth) in enumerate(panels):
+        ax = fig.add_subplot(gs[k])
+        title, info = _access_title(t, rows)
+        for bank in range(32):
+            words = sorted(per_bank.get(bank, {}).items())
+            for level, (word, lanes) in enumerate(words):
+                colour = "#9ecae1" if level == 0 else PROBLEM
+                ax.add_patch(Rectangle((bank, level), 1, 1, facecolor=colour,
+                                       edgecolor="black", linewidth=0.5))
+                label = str(lanes[0]) + ("+" if len(lanes) > 1 else "")
+                ax.text(bank + 0.5, level + 0.5, label, ha="center", va="center", fontsize=6)
+        ax.set_xlim(0, 32)
+        ax.set_ylim(max(depth, 1), 0)
+        ax.set_xticks(np.arange(32) + 0.5)
+        ax.set_xticklabels([str(b) for b in range(32)], fontsize=6)
+        ax.set_yticks(np.arange(max(depth, 1)) + 0.5)
+        ax.set_yticklabels([f"pass {p + 1}" for p in range(max(depth, 1))], fontsize=6)
+        verdict = ("no bank conflict" if depth <= 1 else f"{depth}-way bank conflict: "
+                   f"{depth} passes instead of 1")
+        ax.set_title(f"{title}: {verdict}", fontsize=9, loc="left",
+                     color=PROBLEM if depth > 1 else "black")
+    more = f" (first {len(groups)} of {total} accesses)" if total > len(groups) else ""
+    fig.suptitle(f"{t.kernel_name}: shared-memory banks used by warp {warp} of block "
+                 f"{_block_label(t, block)}{more}; number = lane (+ = several lanes share "
+                 f"the word)", fontsize=10)
+    fig.supxlabel("bank", fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return _finish(fig)
+
+
+# ----------------------------------------------------------------------------- launches
+# Pictures of a launch before any kernel runs (notebook 01, the grid explorer): blocks,
+# threads, which element each thread handles; idle threads grey, skipped elements red.
+from matplotlib.colors import to_rgb  # noqa: E402
+from matplotlib.patches import Patch, Rectangle  # noqa: E402
+
+BLOCK_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")  # tab10 minus red
+IDLE = OTHER_BLOCK
+SKIPPED = PROBLEM
+MAX_DRAWN = 1024  # beyond this a per-thread drawing is unreadable; draw blocks only
+
+
+def _label_ok(count: int) -> bool:
+    return count <= 64
+
+
+def draw_launch(launch, ax=None):
+    """Picture of a `helpers.geometry.Launch`. 1D: a row of threads per block over the array. 2D: the array as a grid coloured by block."""
+    if launch.ndim == 1:
+        return _draw_1d(launch, ax)
+    return _draw_2d(launch, ax)
+
+
+def _draw_1d(launch, ax=None):
+    n = launch.shape[0]
+    t, b = launch.block[0], launch.grid[0]
+    total = t * b
+    width = max(total, n)
+    fig = None
+    if ax is None:
+        fig, ax = _pyplot().subplots(figsize=(min(14, 2 + width * 0.28), 2.8))
+    fig = fig or ax.figure
+    shown = min(width, MAX_DRAWN)
+    labels = _label_ok(shown)
+    # threads (top row), grouped by block
+    for g in range(min(total, shown)):
+        blk = g // t
+        idle = g >= n
+        colour = IDLE if idle else BLOCK_COLOURS[blk % len(BLOCK_COLOURS)]
+        ax.add_patch(Rectangle((g, 1.3), 0.92, 0.9, facecolor=colour, edgecolor="white",
+                               hatch="//" if idle else None))
+        if labels:
+            ax.text(g + 0.46, 1.75, str(g % t), ha="center", va="center", fontsize=7)
+    for blk in range(b):
+        x0 = blk * t
+        if x0 >= shown:
+            break
+        ax.add_patch(Rectangle((x0 - 0.04, 1.25), min(t, shown - x0), 1.0, fill=False, edgecolor="black", lw=1.2))
+        ax.text(x0 + min(t, shown - x0) / 2, 2.45, f"block {blk}", ha="center", fontsize=8)
+    # elements (bottom row), coloured by the block that handles them
+    for i in range(min(n, shown)):
+        handled = i < total
+        colour = BLOCK_COLOURS[(i // t) % len(BLOCK_COLOURS)] if handled else SKIPPED
+        ax.add_patch(Rectangle((i, 0), 0.92, 0.9, facecolor=colour, edgecolor="white", alpha=0.55 if handled else 1))
+        if labels:
+            ax.text(i + 0.46, 0.45, str(i), ha="center", va="center", fontsize=7)
+    ax.text(-0.5, 1.75, "threads\n(threadIdx.x)", ha="right", va="center", fontsize=8)
+    ax.text(-0.5, 0.45, "elements\n(index i)", ha="right", va="center", fontsize=8)
+    ax.set_xlim(-0.2, shown + 0.2)
+    ax.set_ylim(-0.3, 2.8)
+    ax.set_axis_off()
+    idle, skipped = launch.idle(), launch.skipped()
+    title = f"{b} block(s) x {t} threads = {total} threads for {n} elements: {idle} idle"
+    if skipped:
+        title += f", {skipped} element(s) never handled"
+    if shown < width:
+        title += f"  (first {shown} drawn)"
+    ax.set_title(title, fontsize=10, color=SKIPPED if skipped else "black")
+    ax.legend(handles=[Patch(facecolor=IDLE, hatch="//", label="idle thread (i >= n)"),
+                       Patch(facecolor=SKIPPED, label="element no thread handles")],
+              loc="upper right", bbox_to_anchor=(1, -0.02), ncol=2, fontsize=8, frameon=False)
+    return _finish(fig)
+
+
+def _draw_2d(launch, ax=None):
+    rows, cols = launch.shape
+    bx, by = launch.block
+    gx, gy = launch.grid
+    span_x, span_y = max(cols, gx * bx), max(rows, gy * by)
+    fig = None
+    if ax is None:
+        side = min(9, 2 + max(span_x, span_y) * 0.22)
+        fig, ax = _pyplot().subplots(figsize=(side, side * span_y / max(span_x, 1) + 0.6))
+    fig = fig or ax.figure
+    img = np.ones((span_y, span_x, 3))
+    yy, xx = np.mgrid[0:span_y, 0:span_x]
+    launched = (xx < gx * bx) & (yy < gy * by)
+    inside = (xx < cols) & (yy < rows)
+    block_id = (yy // by) * gx + (xx // bx)
+    colours = np.array([to_rgb(c) for c in BLOCK_COLOURS])
+    img[launched & inside] = colours[block_id[launched & inside] % len(colours)] * 0.6 + 0.4
+    img[launched & ~inside] = to_rgb(IDLE)
+    img[~launched & inside] = to_rgb(SKIPPED)
+    ax.imshow(img, origin="upper", interpolation="nearest", extent=(0, span_x, span_y, 0))
+    ax.add_patch(Rectangle((0, 0), cols, rows, fill=False, edgecolor="black", lw=2))
+    for j in range(gy + 1):
+        ax.axhline(j * by, color="white", lw=1.2)
+    for i in range(gx + 1):
+        ax.axvline(i * bx, color="white", lw=1.2)
+    ax.set_xlabel("col = blockIdx.x * blockDim.x + threadIdx.x")
+    ax.set_ylabel("row = blockIdx.y * blockDim.y + threadIdx.y")
+    skipped = launch.skipped()
+    title = (f"grid ({gx}, {gy}) of ({bx}, {by}) blocks over a {rows}x{cols} array: "
+             f"{launch.idle()} idle threads")
+    if skipped:
+        title += f", {skipped} elements never handled"
+    ax.set_title(title, fontsize=10, color=SKIPPED if skipped else "black")
+    ax.legend(handles=[Patch(facecolor=IDLE, label="idle thread (outside the array)"),
+                       Patch(facecolor=SKIPPED, label="element no thread handles"),
+                       Patch(facecolor="none", edgecolor="black", label="the array")],
+              loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, fontsize=8, frameon=False)
+    return _finish(fig)
