@@ -1,0 +1,146 @@
+"""The learner's progress store (a small JSON file that survives kernel restarts) and its table.
+
+Named `_progress` because `helpers.progress` is the learner-facing function (`helpers.progress()`,
+lazily bound in `helpers/__init__.py`); a submodule of that name would shadow it.
+
+The file lives at ``$COURSE_PROGRESS_FILE`` when set (tests use a tmp path), otherwise at
+``.course-progress.json`` in the course root: the nearest folder, from the current working
+directory up, that holds the ``helpers`` package (notebooks run from ``notebooks/``).
+It is written atomically (temp file + rename) so a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+FILENAME = ".course-progress.json"
+VERSION = 1
+
+
+def progress_path() -> Path:
+    env = os.environ.get("COURSE_PROGRESS_FILE")
+    if env:
+        return Path(env)
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "helpers" / "__init__.py").is_file():
+            return folder / FILENAME
+    return here / FILENAME
+
+
+def load() -> dict:
+    """All recorded exercises as {id: entry}; a missing or damaged file counts as empty."""
+    try:
+        data = json.loads(progress_path().read_text())
+        return dict(data.get("exercises", {})) if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save(entries: dict) -> None:
+    path = progress_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".course-progress.", suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"version": VERSION, "exercises": entries}, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only folder must not break a check; progress is a convenience
+
+
+def _update(ex_id: str, change) -> dict:
+    entries = load()
+    entry = entries.setdefault(ex_id, {"status": "not_attempted", "attempts": 0, "passed": False})
+    change(entry)
+    entry["updated"] = time.strftime("%Y-%m-%d %H:%M:%S")
+    _save(entries)
+    return entry
+
+
+def record_result(ex_id: str, result) -> dict:
+    """Count an attempt (placeholders do not count) and remember the latest outcome."""
+
+    def change(e):
+        if result.status != "not_attempted":
+            e["attempts"] = e.get("attempts", 0) + 1
+        e["status"] = result.status
+        e["passed"] = bool(e.get("passed")) or result.status == "passed"
+        e["last_result"] = result.message
+        e["seed"] = result.seed
+        e["points"] = max(float(e.get("points", 0.0)), float(result.points))
+        e["max_points"] = float(result.max_points)
+
+    return _update(ex_id, change)
+
+
+def record_hint(ex_id: str, level: int) -> None:
+    _update(ex_id, lambda e: e.__setitem__("hints_seen", max(level, e.get("hints_seen", 0))))
+
+
+def record_solution(ex_id: str) -> None:
+    _update(ex_id, lambda e: e.__setitem__("solution_seen", True))
+
+
+def rows(exercises=()) -> list[dict]:
+    """One row per known exercise (shipped ones first, in course order), then any others in the file."""
+    entries = load()
+    out, seen = [], set()
+    for ex in exercises:
+        e = entries.get(ex.id, {})
+        out.append(_row(ex.id, e, getattr(ex, "points", 1.0)))
+        seen.add(ex.id)
+    for ex_id in sorted(set(entries) - seen):
+        out.append(_row(ex_id, entries[ex_id], entries[ex_id].get("max_points", 1.0)))
+    return out
+
+
+def _row(ex_id, e, max_points) -> dict:
+    status = "passed" if e.get("passed") else e.get("status", "not_attempted")
+    return {
+        "exercise": ex_id,
+        "status": status.replace("_", " "),
+        "attempts": e.get("attempts", 0),
+        "points": f"{e.get('points', 0.0):g}/{float(max_points):g}",
+        "hints": e.get("hints_seen", 0),
+        "last result": e.get("last_result", ""),
+    }
+
+
+_COLORS = {"passed": "#1a7f37", "failed": "#cf222e", "error": "#cf222e", "not attempted": "#6e7781"}
+
+
+def table_text(rs: list[dict]) -> str:
+    if not rs:
+        return "No exercises yet."
+    cols = list(rs[0])
+    cells = [[str(r[c]) if c != "last result" else _short(r[c], 60) for c in cols] for r in rs]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(cols), line(["-" * w for w in widths]), *(line(c) for c in cells)])
+
+
+def table_html(rs: list[dict]) -> str:
+    if not rs:
+        return "<p>No exercises yet.</p>"
+    cols = list(rs[0])
+    head = "".join(f"<th style='text-align:left'>{html.escape(c)}</th>" for c in cols)
+    body = []
+    for r in rs:
+        color = _COLORS.get(r["status"], "inherit")
+        tds = "".join(
+            f"<td style='text-align:left{';color:' + color if c == 'status' else ''}'>"
+            f"{html.escape(_short(str(r[c]), 100))}</td>"
+            for c in cols
+        )
+        body.append(f"<tr>{tds}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _short(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"

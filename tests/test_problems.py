@@ -1,0 +1,161 @@
+"""Every shipped exercise: the reference passes, and each catalogued wrong answer fails with its
+own message. Wrong answers are data in tests/wrong_solutions/<module>.py; generic learner
+mistakes (placeholder, missing @cuda.jit, wrong argument count, ...) are derived here from the
+reference, so a new exercise gets them for free.
+"""
+
+import os
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+import importlib  # noqa: E402
+import inspect  # noqa: E402
+
+import helpers  # noqa: E402,F401 - decides CPU/GPU mode before numba is imported
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from numba import cuda  # noqa: E402
+
+from helpers import _numba  # noqa: E402
+from helpers.exercises import FunctionExercise, KernelExercise, ValueExercise  # noqa: E402
+from helpers.problems import MODULES, all_exercises  # noqa: E402
+
+EXERCISES = all_exercises()
+
+
+def _wrong_table(mod):
+    """tests/wrong_solutions/<mod>.py's WRONG table; a module without one gets {} (and fails below)."""
+    try:
+        return importlib.import_module(f"wrong_solutions.{mod}").WRONG
+    except ModuleNotFoundError as e:
+        if e.name != f"wrong_solutions.{mod}":
+            raise
+        return {}
+
+
+WRONG = {mod: _wrong_table(mod) for mod in MODULES}
+# Mistake categories the course promises to catch somewhere in its kernel exercises.
+REQUIRED_KERNEL_KINDS = {"wrong index", "missing guard", "race", "first block only", "hard-coded",
+                         "skips last partial block", "wrong dtype", "divergent barrier"}
+
+
+@pytest.fixture(autouse=True)
+def _progress_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_PROGRESS_FILE", str(tmp_path / "progress.json"))
+
+
+def _ids(items):
+    return [getattr(x, "id", str(x)) for x in items]
+
+
+def _grade_reference(ex, seed=None):
+    options = ex.reference_options() if isinstance(ex, KernelExercise) else {}
+    return ex.grade(ex.reference_answer(), seed=seed, **options)
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=_ids(EXERCISES))
+def test_reference_passes(ex):
+    for seed in (1, None):
+        r = _grade_reference(ex, seed)
+        assert r.status == "passed", r.line()
+        assert r.points == ex.points
+
+
+WRONG_CASES = [(ex, w) for ex in EXERCISES for w in WRONG[ex.notebook].get(ex.name, [])]
+
+
+@pytest.mark.parametrize("ex,wrong", WRONG_CASES, ids=[f"{ex.id}-{w.kind}" for ex, w in WRONG_CASES])
+def test_wrong_solution_fails_with_its_message(ex, wrong):
+    for seed in (3,):
+        r = ex.grade(wrong.answer, seed=seed, **wrong.options)
+        assert r.status == wrong.status, r.line()
+        assert wrong.says in r.message, r.line()
+        assert r.points == 0
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=_ids(EXERCISES))
+def test_every_exercise_has_wrong_solutions(ex):
+    assert len(WRONG[ex.notebook].get(ex.name, [])) >= 3, (f"add wrong answers for {ex.id} to "
+                                                           f"tests/wrong_solutions/{ex.notebook}.py")
+
+
+def test_wrong_catalogue_names_only_shipped_exercises():
+    shipped = {ex.id for ex in EXERCISES}
+    for mod, table in WRONG.items():
+        assert {f"{mod}.{name}" for name in table} <= shipped
+
+
+def test_kernel_catalogue_covers_every_promised_mistake():
+    kinds = {w.kind for ex, w in WRONG_CASES if isinstance(ex, KernelExercise)}
+    assert REQUIRED_KERNEL_KINDS <= kinds, REQUIRED_KERNEL_KINDS - kinds
+
+
+# -- generic learner mistakes, derived from each reference
+
+
+def _exec_function(params, body="return None"):
+    """A function with the given parameter names (its source is not inspectable: exec'd)."""
+    ns = {}
+    exec(f"def learner({', '.join(params)}):\n    {body}\n", ns)  # noqa: S102 - test helper
+    return ns["learner"]
+
+
+def placeholder(*args):
+    pass  # YOUR CODE HERE
+
+
+placeholder_kernel = cuda.jit(placeholder)
+KERNELS = [ex for ex in EXERCISES if isinstance(ex, KernelExercise)]
+FUNCTIONS = [ex for ex in EXERCISES if isinstance(ex, FunctionExercise)]
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=_ids(EXERCISES))
+@pytest.mark.parametrize("answer", [None, ..., placeholder], ids=["None", "Ellipsis", "placeholder"])
+def test_unattempted_is_reported_without_failing(ex, answer, capsys):
+    r = ex.grade(answer)
+    assert r.status == "not_attempted" and "not attempted" in r.message
+    ex.check(answer)  # must not raise in a notebook
+    assert "not attempted" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("ex", KERNELS, ids=_ids(KERNELS))
+def test_kernel_learner_errors(ex):
+    opts = ex.reference_options()
+    assert ex.grade(placeholder_kernel, **opts).status == "not_attempted"
+    plain = _numba.python_function(ex.reference)
+    r = ex.grade(plain, **opts)
+    assert r.status == "error" and "@cuda.jit" in r.message and "Traceback" not in r.message
+    params = list(inspect.signature(plain).parameters)
+    for wrong_params in (params[:-1], params + ["extra"]):
+        r = ex.grade(cuda.jit(_exec_function(wrong_params, "pass")), **opts)
+        assert r.status == "error" and f"passes {len(params)}" in r.message, r.line()
+    r = ex.grade(cuda.jit(device=True)(plain), **opts)
+    assert r.status == "error" and "device function" in r.message
+    r = ex.grade(42, **opts)
+    assert r.status == "error" and "kernel itself" in r.message
+
+
+@pytest.mark.parametrize("ex", FUNCTIONS, ids=_ids(FUNCTIONS))
+def test_function_learner_errors(ex):
+    r = ex.grade(cuda.jit(ex.reference))
+    assert r.status == "error" and "plain Python function" in r.message
+    names = list(ex.inputs)
+    r = ex.grade(_exec_function(names[:-1], "return 1"))
+    assert r.status == "error" and f"passes {len(names)}" in r.message
+    r = ex.grade(_exec_function(names, "return undefined_name"))
+    assert r.status == "error" and "NameError" in r.message
+
+
+@pytest.mark.parametrize("ex", FUNCTIONS, ids=_ids(FUNCTIONS))
+def test_function_hard_coded_for_the_first_example_fails(ex):
+    first = next(ex._cases(np.random.default_rng(0)))  # the first edge case, else a random one
+    constant = ex.reference(**first)
+    r = ex.grade(_exec_function(list(ex.inputs), f"return {constant!r}"))
+    assert r.status == "failed" and "hard-coded" in r.message, r.line()
+
+
+@pytest.mark.parametrize("ex", [e for e in EXERCISES if isinstance(e, ValueExercise)])
+def test_value_answer_is_exact(ex):
+    assert ex.grade(ex.answer).status == "passed"
+    near_miss = ex.answer + "_" if isinstance(ex.answer, str) else str(ex.answer)  # right digits, wrong type
+    assert ex.grade(near_miss).status == "failed"

@@ -1,0 +1,256 @@
+"""Wrong kernels for helpers/problems/nb02.py, each the mistake a learner really makes."""
+
+import numba
+from numba import cuda
+
+from . import Wrong
+
+# -- vector_add
+
+
+@cuda.jit
+def add_wrong_index(a, b, out):
+    i = cuda.blockIdx.x + cuda.threadIdx.x  # forgot blockDim.x
+    if i < out.size:
+        out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def add_no_guard(a, b, out):
+    i = cuda.grid(1)
+    out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def add_first_block_only(a, b, out):
+    i = cuda.threadIdx.x
+    if i < out.size:
+        out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def add_hard_coded(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = 3.0 * i  # right for a = i, b = 2 * i, the notebook's example
+
+
+@cuda.jit
+def add_skips_partial_block(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size // cuda.blockDim.x * cuda.blockDim.x:
+        out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def add_subtracts(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] - b[i]
+
+
+@cuda.jit
+def add_reads_twice(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] + b[i] + a[i] - a[i]
+
+
+@cuda.jit
+def add_racy(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] + b[i]
+        if i + 1 < out.size:  # "helps" the neighbour: two threads write out[i + 1]
+            out[i + 1] = a[i + 1] + b[i + 1]
+
+
+# -- saxpy (learner's launch)
+
+
+@cuda.jit
+def saxpy_ok(alpha, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = alpha * x[i] + y[i]
+
+
+@cuda.jit
+def saxpy_no_guard(alpha, x, y, out):
+    i = cuda.grid(1)
+    out[i] = alpha * x[i] + y[i]
+
+
+def good_launch(n):
+    return (n + 127) // 128, 128
+
+
+def placeholder_launch(n):
+    return None  # YOUR CODE HERE
+
+
+# -- square_stride (fixed grid of 2 x 32)
+
+
+@cuda.jit
+def square_no_loop(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * x[i]
+
+
+@cuda.jit
+def square_block_stride(x, out):
+    for i in range(cuda.grid(1), x.size, cuda.blockDim.x):  # stride too small: blocks overlap
+        out[i] = x[i] * x[i]
+
+
+@cuda.jit
+def square_shifted(x, out):
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        out[i] = x[i - 1] * x[i - 1]  # reads x[-1]: negative indices do not wrap on a GPU
+
+
+# -- histogram
+
+
+@cuda.jit
+def hist_no_atomic(data, hist):
+    i = cuda.grid(1)
+    if i < data.size:
+        hist[data[i]] += 1
+
+
+@cuda.jit
+def hist_hard_coded(data, hist):
+    i = cuda.grid(1)
+    if i < 16:
+        hist[i] = 5
+
+
+@cuda.jit
+def hist_first_block_only(data, hist):
+    i = cuda.threadIdx.x
+    if i < data.size:
+        cuda.atomic.add(hist, data[i], 1)
+
+
+# -- block_sum
+
+
+@cuda.jit
+def sum_no_barrier(a, out):
+    tile = cuda.shared.array(32, numba.float32)
+    t, i = cuda.threadIdx.x, cuda.grid(1)
+    tile[t] = a[i] if i < a.size else 0.0
+    s = 16
+    while s > 0:
+        if t < s:
+            tile[t] += tile[t + s]
+        s //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = tile[0]
+
+
+@cuda.jit
+def sum_barrier_in_if(a, out):
+    tile = cuda.shared.array(32, numba.float32)
+    t, i = cuda.threadIdx.x, cuda.grid(1)
+    tile[t] = a[i] if i < a.size else 0.0
+    cuda.syncthreads()
+    s = 16
+    while s > 0:
+        if t < s:
+            tile[t] += tile[t + s]
+            cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = tile[0]
+
+
+@cuda.jit
+def sum_int_tile(a, out):
+    tile = cuda.shared.array(32, numba.int32)  # wrong dtype: each value is truncated
+    t, i = cuda.threadIdx.x, cuda.grid(1)
+    tile[t] = a[i] if i < a.size else 0
+    cuda.syncthreads()
+    s = 16
+    while s > 0:
+        if t < s:
+            tile[t] += tile[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = tile[0]
+
+
+@cuda.jit
+def sum_no_guard(a, out):
+    tile = cuda.shared.array(32, numba.float32)
+    t, i = cuda.threadIdx.x, cuda.grid(1)
+    tile[t] = a[i]
+    cuda.syncthreads()
+    s = 16
+    while s > 0:
+        if t < s:
+            tile[t] += tile[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = tile[0]
+
+
+@cuda.jit
+def sum_block0_only(a, out):
+    tile = cuda.shared.array(32, numba.float32)
+    t = cuda.threadIdx.x
+    tile[t] = a[t] if t < a.size else 0.0
+    cuda.syncthreads()
+    s = 16
+    while s > 0:
+        if t < s:
+            tile[t] += tile[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0 and cuda.blockIdx.x == 0:
+        out[0] = tile[0]
+
+
+WRONG = {
+    "vector_add": [
+        Wrong("wrong index", add_wrong_index, "global index"),
+        Wrong("missing guard", add_no_guard, "an out-of-bounds access"),
+        Wrong("first block only", add_first_block_only, "only the first block"),
+        Wrong("hard-coded", add_hard_coded, "hard-coded"),
+        Wrong("skips last partial block", add_skips_partial_block, "the last, partial block"),
+        Wrong("known mistake", add_subtracts, "that is a - b"),
+        Wrong("over budget", add_reads_twice, "budget"),
+        Wrong("race", add_racy, "race"),
+    ],
+    "saxpy": [
+        Wrong("skips last partial block", saxpy_ok, "the last, partial block", options={"launch": lambda n: (n // 64, 64)}),
+        Wrong("missing guard", saxpy_no_guard, "an out-of-bounds access", options={"launch": good_launch}),
+        Wrong("bad launch: 0 threads", saxpy_ok, "at least 1", status="error", options={"launch": lambda n: (n, 0)}),
+        Wrong("bad launch: too many threads", saxpy_ok, "1024", status="error", options={"launch": lambda n: ((n + 2047) // 2048, 2048)}),
+        Wrong("wrong dtype", saxpy_ok, "whole numbers", status="error", options={"launch": lambda n: (n / 128, 128)}),
+        Wrong("no launch given", saxpy_ok, "launch=", status="error"),
+        Wrong("launch not attempted", saxpy_ok, "not written yet", status="not_attempted", options={"launch": placeholder_launch}),
+    ],
+    "square_stride": [
+        Wrong("no grid-stride loop", square_no_loop, "grid-stride loop"),
+        Wrong("race", square_block_stride, "race"),
+        Wrong("wrong index", square_shifted, "an out-of-bounds access"),
+    ],
+    "histogram": [
+        Wrong("race", hist_no_atomic, "race"),
+        Wrong("hard-coded", hist_hard_coded, "hard-coded"),
+        Wrong("first block only", hist_first_block_only, "only the first block's elements"),
+    ],
+    "block_sum": [
+        Wrong("race", sum_no_barrier, "race"),
+        Wrong("divergent barrier", sum_barrier_in_if, "divergent barrier"),
+        Wrong("wrong dtype", sum_int_tile, "integer type"),
+        Wrong("missing guard", sum_no_guard, "an out-of-bounds access"),
+        Wrong("first block only", sum_block0_only, "only block 0"),
+    ],
+}
