@@ -1,0 +1,219 @@
+"""CUDA C from Python, kept small: compile with NVRTC (no GPU needed) and check binding results.
+
+- ``compile(src, target="ptx"|"cubin", arch=...)`` runs NVRTC through ``cuda.bindings.nvrtc``;
+  a failed compile raises ``CompileError`` whose message is the compiler's own error lines.
+- ``check(result)`` unpacks the ``(err, value, ...)`` tuples every ``cuda.bindings`` call
+  returns, raising ``CudaError`` with the error's name when ``err`` is not success.
+- ``elementwise_source`` / ``reduction_source`` / ``pycuda_elementwise_source`` wrap the C
+  snippets given to CuPy's ``ElementwiseKernel``/``ReductionKernel`` and PyCUDA's
+  ``ElementwiseKernel`` in a kernel equivalent to what those libraries generate, so the
+  snippets can be compiled (and so checked) on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import CourseError
+
+DEFAULT_ARCH = "sm_90"  # H100; any recent arch works for a compile-only check on the CPU
+
+
+class CompileError(CourseError):
+    """NVRTC rejected the source; the message holds its error lines."""
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message)
+        self.log = log
+
+
+class CudaError(CourseError):
+    """A ``cuda.bindings`` call returned an error code."""
+
+
+# ----------------------------------------------------------------------------- (err, value) tuples
+
+
+def _error_name(err) -> str:
+    """The enum's own name (CUDA_ERROR_INVALID_VALUE, NVRTC_ERROR_COMPILATION...): needs no driver."""
+    return getattr(err, "name", None) or str(err)
+
+
+def check(result):
+    """``check(driver.cuDeviceGet(0))`` -> the device. None for no values, a tuple for several.
+
+    Every function in ``cuda.bindings`` returns a tuple whose first item is the error code;
+    C's output parameters become the other items. Ignoring the code hides failures, so
+    every call goes through this.
+    """
+    if not isinstance(result, tuple):
+        raise TypeError(f"check() expects the tuple a cuda.bindings call returns, got {type(result).__name__}")
+    err, *values = result
+    if int(err) != 0:  # every success code (CUDA_SUCCESS, cudaSuccess, NVRTC_SUCCESS) is 0
+        raise CudaError(f"CUDA call failed: {_error_name(err)} ({int(err)})")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+# ----------------------------------------------------------------------------- NVRTC
+
+
+def _first_errors(log: str, limit: int = 4) -> str:
+    lines = [ln.strip() for ln in log.splitlines() if "error" in ln and "detected in the compilation" not in ln]
+    return "; ".join(lines[:limit]) or log.strip()[:400]
+
+
+def compile(src: str | bytes, *, target: str = "ptx", arch: str | None = None, name: str = "kernel.cu",
+            options: tuple = (), extern_c: bool = False) -> bytes:  # noqa: A001 - the natural name
+    """Compile CUDA C with NVRTC and return PTX (text, as bytes) or a CUBIN (ELF bytes).
+
+    ``arch`` is "sm_90"-style; PTX targets use the matching "compute_90". ``extern_c=True``
+    wraps the source in ``extern "C" { ... }`` the way PyCUDA's SourceModule does.
+    """
+    from cuda.bindings import nvrtc
+
+    if target not in ("ptx", "cubin"):
+        raise ValueError(f"target must be 'ptx' or 'cubin', not {target!r}")
+    text = src.decode() if isinstance(src, bytes) else src
+    if extern_c:
+        text = 'extern "C" { ' + text + "\n}\n"  # on the first line: error line numbers stay right
+    arch = arch or DEFAULT_ARCH
+    sm = arch.split("_")[-1]
+    opts = [f"--gpu-architecture={'sm' if target == 'cubin' else 'compute'}_{sm}", *options]
+    prog = check(nvrtc.nvrtcCreateProgram(text.encode(), name.encode(), 0, [], []))
+    try:
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        size = check(nvrtc.nvrtcGetProgramLogSize(prog))
+        log = b" " * size
+        check(nvrtc.nvrtcGetProgramLog(prog, log))
+        log = log.rstrip(b"\x00 ").decode(errors="replace")
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise CompileError(f"{name} does not compile: {_first_errors(log)}", log)
+        get_size, get = ((nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if target == "cubin"
+                         else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX))
+        out = b" " * check(get_size(prog))
+        check(get(prog, out))
+        return out
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def entry_points(ptx: bytes | str) -> dict[str, int]:
+    """Kernel names in PTX and their parameter counts: {"saxpy": 4}. Mangled names stay mangled."""
+    text = ptx.decode(errors="replace") if isinstance(ptx, bytes) else ptx
+    found = {}
+    for m in re.finditer(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)", text):
+        found[m.group(1)] = len(re.findall(r"\.param", m.group(2)))
+    return found
+
+
+def cubin_arch(cubin: bytes) -> str:
+    """The SM a CUBIN was built for, read from its ELF header ("sm_90")."""
+    if cubin[:4] != b"\x7fELF":
+        raise ValueError("not a CUBIN: an ELF file starts with b'\\x7fELF'")
+    flags = int.from_bytes(cubin[0x30:0x34], "little")
+    return f"sm_{(flags >> 8) & 0xFF}"
+
+
+# ----------------------------------------------------------------------------- library snippets
+
+# NumPy-style type names used by CuPy's ElementwiseKernel -> C types. One capital letter
+# (T, U...) is a type placeholder CuPy fills in at call time; float stands in for it here.
+_CTYPES = {"float16": "__half", "float32": "float", "float64": "double", "int8": "signed char", "uint8": "unsigned char",
+           "int16": "short", "uint16": "unsigned short", "int32": "int", "uint32": "unsigned int",
+           "int64": "long long", "uint64": "unsigned long long", "bool": "bool"}
+
+
+def _params(spec: str):
+    """'float32 x, raw T y' -> [(ctype, name, raw)]."""
+    out = []
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        words = part.split()
+        raw = words[0] == "raw"
+        words = words[1:] if raw else words
+        if len(words) != 2:
+            raise ValueError(f"cannot read parameter {part!r}: write 'type name', e.g. 'float32 x'")
+        typ, name = words
+        ctype = "float" if re.fullmatch(r"[A-Z]", typ) else _CTYPES.get(typ)
+        if ctype is None:
+            raise ValueError(f"unknown type {typ!r} in {part!r}: use a NumPy name such as float32 or int32")
+        out.append((ctype, name, raw))
+    return out
+
+
+def _placeholder_typedefs(*specs) -> str:
+    names = sorted({w for s in specs for w in re.findall(r"\b([A-Z])\b", s)})
+    return "".join(f"typedef float {n};\n" for n in names)
+
+
+def elementwise_source(in_params: str, out_params: str, operation: str, name: str = "elementwise") -> str:
+    """A kernel with the shape of the one CuPy generates for ``ElementwiseKernel``.
+
+    Non-raw parameters are the i-th elements (inputs const); ``raw`` parameters are whole
+    arrays indexed by the operation; ``i`` and ``_ind.size()`` exist as in CuPy.
+    """
+    ins, outs = _params(in_params), _params(out_params)
+    args, loads = [], []
+    for ctype, pname, raw in ins + outs:
+        is_out = (ctype, pname, raw) in outs
+        if raw:
+            args.append(f"{ctype}* {pname}")
+        else:
+            args.append(f"{ctype}* _{pname}")
+            loads.append(f"{ctype}& {pname} = _{pname}[i];" if is_out else f"const {ctype} {pname} = _{pname}[i];")
+    return (_placeholder_typedefs(in_params, out_params)
+            + "struct _Index { long long n; __device__ long long size() const { return n; } };\n"
+            + f'extern "C" __global__ void {name}({", ".join(args)}, long long _n) {{\n'
+            + "  _Index _ind = {_n};\n"
+            + "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < _n; i += (long long)blockDim.x * gridDim.x) {\n"
+            + "".join(f"    {ld}\n" for ld in loads)
+            + f"    {operation};\n  }}\n}}\n")
+
+
+def reduction_source(in_params: str, out_params: str, map_expr: str, reduce_expr: str, post_map_expr: str,
+                     identity: str, name: str = "reduction", reduce_type: str | None = None) -> str:
+    """A kernel with the shape of CuPy's ``ReductionKernel``: map each element, combine pairs
+    ``a`` and ``b`` with ``reduce_expr`` starting from ``identity``, then ``post_map_expr``
+    (which sees the result as ``a``) writes the outputs. One thread does it all: this source
+    exists to be compiled, not run."""
+    ins, outs = _params(in_params), _params(out_params)
+    acc = _CTYPES.get(reduce_type, reduce_type) if reduce_type else outs[0][0]
+    args = [f"const {c}* _{n}" for c, n, _ in ins] + [f"{c}* _{n}" for c, n, _ in outs]
+    loads = "".join(f"      const {c} {n} = _{n}[_j];\n" for c, n, _ in ins)
+    outs_ref = "".join(f"  {c}& {n} = _{n}[0];\n" for c, n, _ in outs)
+    return (_placeholder_typedefs(in_params, out_params)
+            + f'extern "C" __global__ void {name}({", ".join(args)}, long long _n) {{\n'
+            + f"  typedef {acc} _type_reduce;\n"
+            + f"  _type_reduce a = _type_reduce({identity});\n"
+            + "  for (long long _j = 0; _j < _n; ++_j) {\n"
+            + "    " + "{\n" + loads
+            + f"      const _type_reduce b = _type_reduce({map_expr});\n"
+            + f"      a = ({reduce_expr});\n    }}\n  }}\n"
+            + outs_ref + f"  {post_map_expr};\n}}\n")
+
+
+def pycuda_elementwise_source(arguments: str, operation: str, name: str = "elementwise") -> str:
+    """The kernel PyCUDA's ``ElementwiseKernel(arguments, operation)`` generates: C arguments
+    as written, plus a grid-stride loop over ``i`` up to ``n``."""
+    return (f'extern "C" __global__ void {name}({arguments}, unsigned long n) {{\n'
+            "  unsigned tid = threadIdx.x; unsigned total_threads = gridDim.x * blockDim.x;\n"
+            "  unsigned cta_start = blockDim.x * blockIdx.x;\n"
+            "  for (unsigned long i = cta_start + tid; i < n; i += total_threads) {\n"
+            f"    {operation};\n  }}\n}}\n")
+
+
+def signature_probe(kernel: str, c_params: str) -> str:
+    """C++ appended to a source so that it compiles only if ``kernel`` takes ``c_params``
+    (const on pointees ignored): a wrong signature becomes a readable compile error."""
+    types = ", ".join(re.sub(r"\bconst\b", "", " ".join(p.split()[:-1])).strip() for p in c_params.split(","))
+    return (
+        "\ntemplate<class A, class B> struct _same_t { static const bool v = false; };\n"
+        "template<class A> struct _same_t<A, A> { static const bool v = true; };\n"
+        "template<class T> struct _nc_t { typedef T t; };\n"
+        "template<class T> struct _nc_t<const T*> { typedef T* t; };\n"
+        "template<class F> struct _sig_t;\n"
+        "template<class... A> struct _sig_t<void (*)(A...)> { typedef void (*t)(typename _nc_t<A>::t...); };\n"
+        f"static_assert(_same_t<_sig_t<decltype(&{kernel})>::t, void (*)({types})>::v, "
+        f'"SIGNATURE: the kernel must be declared as {kernel}({c_params})");\n'
+    )

@@ -1,0 +1,210 @@
+"""Exercise kinds for notebooks 08-11 (CuPy, PyCUDA, cuda-python, interop), built on helpers.exercises.
+
+- ``ArrayExercise``  ``def f(xp, *arrays)`` written against the NumPy/CuPy array API. On a GPU it
+  runs with ``xp = cupy``; in CPU mode NumPy stands in (CuPy mirrors NumPy's API), and the
+  message says so.
+- ``CudaCExercise``  CUDA C (a RawKernel/SourceModule source or an ElementwiseKernel/ReductionKernel
+  snippet). Everywhere: compiled with NVRTC, kernel name and signature checked. On a GPU also
+  run and compared with NumPy, with a guard band after the output to catch a missing bounds check.
+  In CPU mode the message states plainly that the numbers were not checked.
+- ``CallExercise``   a plain function graded by a custom ``judge`` (for answers that must raise,
+  return addresses, and other things ``FunctionExercise`` does not compare).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from helpers import cuda_c, env
+from helpers.exercises import Exercise, _source
+
+_allclose = np.allclose
+
+
+def _where() -> str:
+    return "CuPy on the GPU" if env.on_gpu() else "NumPy standing in for CuPy (CPU mode)"
+
+
+def _body(fn) -> str:
+    try:
+        src = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return ""
+    lines = [ln.split("#", 1)[0] for ln in src.splitlines()]
+    return "\n".join(lines[1:]) if lines and lines[0].lstrip().startswith("def ") else "\n".join(lines)
+
+
+@dataclass(eq=False, repr=False)
+class ArrayExercise(Exercise):
+    reference: Callable = None  # (xp, *arrays) -> array
+    make_inputs: Callable = None  # rng -> tuple of NumPy arrays
+    trials: int = 4
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    mistakes: tuple = ()  # (wrong(xp, *arrays), message)
+
+    def reference_answer(self):
+        return self.reference
+
+    def _solution_text(self):
+        return _source(self.reference)
+
+    def _grade(self, fn, rng):
+        if not callable(fn):
+            return "failed", f"pass your function itself, e.g. check({self.name}).", None, {}
+        if re.search(r"\b(np|numpy)\s*\.", _body(fn)):
+            return ("failed", "your function calls NumPy directly (np.…): write xp.… instead, so the same code runs "
+                    "on CuPy arrays on the GPU.", None, {})
+        if env.on_gpu():
+            import cupy as xp
+        else:
+            xp = np
+        for trial in range(self.trials):
+            inputs = self.make_inputs(rng)
+            want = np.asarray(self.reference(np, *inputs))
+            got = fn(xp, *[xp.asarray(a) for a in inputs])
+            if env.on_gpu() and not isinstance(got, xp.ndarray):
+                return ("failed", f"your function returned {type(got).__name__}, not a CuPy array: keep the result on "
+                        "the GPU (no .get() or cupy.asnumpy inside the function).", None, {})
+            got = xp.asnumpy(got) if env.on_gpu() else np.asarray(got)
+            shapes = ", ".join(str(a.shape) for a in inputs)
+            if got.shape != want.shape:
+                return "failed", f"for inputs of shape {shapes} the result has shape {got.shape}, expected {want.shape}.", None, {}
+            if not _allclose(got, want, rtol=self.rtol, atol=self.atol, equal_nan=True):
+                why = "ex.hint() gives a nudge."
+                for wrong, message in self.mistakes:
+                    w = np.asarray(wrong(np, *inputs))
+                    if w.shape == got.shape and _allclose(got, w, rtol=self.rtol, atol=self.atol):
+                        why = message
+                        break
+                return "failed", f"wrong values for inputs of shape {shapes}: {why}", None, {}
+        return "passed", f"correct on {self.trials} random inputs, run with {_where()}.", None, {"trials": self.trials}
+
+
+# ----------------------------------------------------------------------------- CUDA C
+
+
+def _to_source(kind: str, answer, ex) -> str:
+    """The full translation unit NVRTC compiles for this kind of answer."""
+    if kind == "raw":
+        return answer
+    if kind == "sourcemodule":  # PyCUDA wraps the source in extern "C" (no_extern_c=False)
+        return 'extern "C" { ' + answer + "\n}\n"  # same line numbers as the learner's source
+    if kind == "elementwise":
+        return cuda_c.elementwise_source(ex.in_params, ex.out_params, answer, name=ex.kernel)
+    if kind == "reduction":
+        m, r, p, ident = answer
+        return cuda_c.reduction_source(ex.in_params, ex.out_params, m, r, p, ident, name=ex.kernel)
+    if kind == "pycuda_elementwise":
+        return cuda_c.pycuda_elementwise_source(ex.arguments, answer, name=ex.kernel)
+    raise ValueError(kind)
+
+
+@dataclass(eq=False, repr=False)
+class CudaCExercise(Exercise):
+    kind: str = "raw"  # raw | sourcemodule | elementwise | reduction | pycuda_elementwise
+    kernel: str = "kernel"
+    c_params: str = ""  # raw/sourcemodule: the required parameter list
+    in_params: str = ""  # elementwise/reduction (CuPy)
+    out_params: str = ""
+    arguments: str = ""  # pycuda_elementwise
+    reference: Any = None  # the model answer: a source string, or a 4-tuple for a reduction
+    run_gpu: Callable = None  # (answer, rng) -> (got, want, guard_ok): GPU mode only
+
+    def reference_answer(self):
+        return self.reference
+
+    def _solution_text(self):
+        if self.kind == "reduction":
+            return "map_expr, reduce_expr, post_map_expr, identity = " + repr(self.reference)
+        return self.reference
+
+    def _answer_problem(self, answer):
+        if self.kind == "reduction":
+            if not (isinstance(answer, (tuple, list)) and len(answer) == 4 and all(isinstance(s, str) for s in answer)):
+                return "give four strings: (map_expr, reduce_expr, post_map_expr, identity)."
+        elif not isinstance(answer, str):
+            return f"give the CUDA C as a string, not {type(answer).__name__}."
+        return None
+
+    def _grade(self, answer, rng):
+        problem = self._answer_problem(answer)
+        if problem:
+            return "failed", problem, None, {}
+        src = _to_source(self.kind, answer, self)
+        if self.kind in ("raw", "sourcemodule"):
+            src += cuda_c.signature_probe(self.kernel, self.c_params)
+        try:
+            ptx = cuda_c.compile(src, name=f"{self.kernel}.cu")
+        except cuda_c.CompileError as e:
+            msg = str(e)
+            if f'identifier "{self.kernel}" is undefined' in msg:
+                return "failed", f"there is no kernel named {self.kernel}: the exercise looks it up by that name.", None, {}
+            if "SIGNATURE:" in msg:
+                return "failed", f"the kernel compiles but its parameters are wrong: declare it as {self.kernel}({self.c_params}).", None, {}
+            msg = msg.split(": ", 1)[-1]
+            if self.kind not in ("raw", "sourcemodule"):  # line numbers refer to the generated wrapper, not to the snippet
+                msg = re.sub(r"\S+\.cu\(\d+\): ", "", msg)
+            return "failed", f"NVRTC rejects it: {msg}", None, {}
+        entries = cuda_c.entry_points(ptx)
+        if self.kernel not in entries:
+            mangled = [e for e in entries if self.kernel in e]
+            if mangled:
+                return ("failed", f'the kernel is exported as {mangled[0]} (a C++ mangled name), so looking up '
+                        f'"{self.kernel}" fails: declare it extern "C".', None, {})
+            return "failed", f"no __global__ function named {self.kernel} in the source.", None, {}
+        what = "compiles with NVRTC" + (" and has the right signature" if self.kind in ("raw", "sourcemodule") else "")
+        if not env.on_gpu():
+            return ("passed", f"{what}. CPU mode cannot run CUDA C, so the results were NOT checked: run this "
+                    "check on a GPU to test the numbers too.", None, {"numbers_checked": False})
+        got, want, guard_ok = self.run_gpu(answer, rng)
+        if not guard_ok:
+            return ("failed", "your kernel wrote past the end of the output: threads with i >= n must do nothing "
+                    "(add the bounds check).", None, {})
+        if got.shape != want.shape or not _allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True):
+            bad = int(np.flatnonzero(~np.isclose(got.ravel(), want.ravel(), rtol=1e-5, atol=1e-5))[0]) if got.shape == want.shape else 0
+            return ("failed", f"{what}, but the results are wrong: element {bad} is {got.ravel()[bad]:.6g}, expected "
+                    f"{want.ravel()[bad]:.6g}.", None, {})
+        return "passed", f"{what} and gives the right results on the GPU (n = {want.size}).", None, {"numbers_checked": True}
+
+
+# ----------------------------------------------------------------------------- custom function checks
+
+
+@dataclass(eq=False, repr=False)
+class CallExercise(Exercise):
+    """``judge(fn, rng) -> (ok, message)`` does the whole check; used where answers must raise,
+    return addresses, or be compared in a way ``FunctionExercise`` does not model."""
+
+    reference: Callable = None
+    judge: Callable = None
+    success: str = "correct."
+
+    def reference_answer(self):
+        return self.reference
+
+    def _solution_text(self):
+        return _source(self.reference)
+
+    def _grade(self, fn, rng):
+        if not callable(fn):
+            return "failed", f"pass your function itself, e.g. check({self.name}).", None, {}
+        ok, message = self.judge(fn, rng)
+        return ("passed" if ok else "failed"), message, None, {}
+
+
+def gpu_output_with_guard(cp, n, dtype=np.float32, pad=64):
+    """A CuPy output of n elements followed by ``pad`` NaN (or -1) sentinels: (full, view)."""
+    full = cp.full(n + pad, np.nan if np.dtype(dtype).kind == "f" else -1, dtype=dtype)
+    return full, full[:n]
+
+
+def guard_intact(cp, full, n) -> bool:
+    tail = cp.asnumpy(full[n:])
+    return bool(np.all(np.isnan(tail)) if tail.dtype.kind == "f" else np.all(tail == -1))
+

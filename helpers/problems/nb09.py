@@ -1,0 +1,128 @@
+"""Notebook 09 - PyCUDA: contexts, SourceModule, prepared calls and ElementwiseKernel.
+
+SourceModule and ElementwiseKernel sources are compiled with NVRTC everywhere (PyCUDA itself
+uses nvcc at run time). On a GPU their numbers are checked by running the same kernel through
+CuPy, so the checks do not depend on PyCUDA being installed.
+"""
+
+import re
+
+import numpy as np
+
+from helpers.exercises import FunctionExercise, ValueExercise, register
+from helpers.problems._libs import CudaCExercise, gpu_output_with_guard, guard_intact
+
+context_import = ValueExercise(
+    prompt="Which module do you import so that PyCUDA uses the primary context, the one Numba, CuPy and cuda.core use? (a string)",
+    answer="pycuda.autoprimaryctx",
+    mistakes={"pycuda.autoinit": "autoinit creates a NEW, non-primary context; Numba then refuses to run "
+                                 "(\"Numba cannot operate on non-primary CUDA context\").",
+              "pycuda.driver": "pycuda.driver is the API itself; importing it creates no context at all."},
+    explanation="pycuda.autoprimaryctx retains the device's primary context and makes it current, so every library shares it.",
+    hints=("Two modules create a context on import: one makes a new context, the other retains an existing one.",
+           "The one you want has 'primary' in its name."),
+)
+
+# ----------------------------------------------------------------------------- prepared calls
+
+_STRUCT = {"float": "f", "double": "d", "int": "i", "unsigned int": "I", "long long": "q", "unsigned long long": "Q"}
+
+
+def _prepare_format(params):
+    out = ""
+    for p in params.split(","):
+        words = p.replace("*", " * ").split()[:-1]  # drop the parameter name
+        words = [w for w in words if w not in ("const", "__restrict__")]
+        out += "P" if "*" in words else _STRUCT[" ".join(words)]
+    return out
+
+
+class _Signatures:
+    """Random C parameter lists, e.g. 'float* out, const float* x, float a, int n'."""
+
+    types = ("float*", "const float*", "double*", "int*", "float", "double", "int", "unsigned int", "long long")
+
+    def draw(self, rng):
+        k = int(rng.integers(2, 6))
+        return ", ".join(f"{self.types[int(rng.integers(len(self.types)))]} p{j}" for j in range(k))
+
+
+def _pointee_char(params):  # mistake: a pointer described by what it points to
+    return "".join(_prepare_format(re.sub(r"\bconst\b|\*", "", p)) for p in params.split(","))
+
+
+prepare_format = FunctionExercise(
+    prompt="Write prepare_format(params) that turns a C parameter list such as 'float* out, const float* x, float a, int n' "
+           "into the format string PyCUDA's function.prepare() wants ('PPfi'): P for any pointer, f float, d double, "
+           "i int, I unsigned int, q long long.",
+    reference=_prepare_format, inputs={"params": _Signatures()}, trials=60,
+    edge_cases=(("float* out, const float* x, float a, int n",), ("double* y, unsigned int m",)),
+    mistakes=((_pointee_char, "a pointer is passed as an address: every pointer is 'P', whatever it points to."),
+              (lambda params: _prepare_format(params).replace("f", "d"),
+               "a C float is 4 bytes, 'f'; 'd' is an 8-byte double.")),
+    hints=("Split on commas; in each parameter the last word is the name, the rest is the type.",
+           "If the type contains '*', it is 'P'. Otherwise drop 'const' and look the type up in a dict."),
+)
+
+# ----------------------------------------------------------------------------- SourceModule
+
+AXPBY_PARAMS = "float* out, const float* x, const float* y, float a, float b, int n"
+
+_axpby_src = r"""
+__global__ void axpby(float* out, const float* x, const float* y, float a, float b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i] + b * y[i];
+}
+"""
+
+
+def _run_axpby(src, rng):
+    import cupy as cp
+
+    n = 1000 + int(rng.integers(1, 100))
+    x, y = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(2))
+    a, b = np.float32(rng.uniform(-2, 2)), np.float32(rng.uniform(-2, 2))
+    full, out = gpu_output_with_guard(cp, n)
+    k = cp.RawKernel('extern "C" { ' + src + "\n}\n", "axpby")  # what SourceModule compiles, via CuPy
+    k(((n + 127) // 128,), (128,), (out, cp.asarray(x), cp.asarray(y), a, b, np.int32(n)))
+    return cp.asnumpy(out), (a * x + b * y).astype(np.float32), guard_intact(cp, full, n)
+
+
+axpby = CudaCExercise(
+    prompt=f"Write the source for SourceModule with a kernel axpby({AXPBY_PARAMS}): out[i] = a*x[i] + b*y[i]. "
+           "(SourceModule adds extern \"C\" for you.)",
+    kind="sourcemodule", kernel="axpby", c_params=AXPBY_PARAMS, run_gpu=_run_axpby,
+    reference=_axpby_src,
+    hints=("The parameter list is given: copy it exactly, in that order.",
+           "One thread per element: compute i from blockIdx, blockDim and threadIdx, and check i < n."),
+)
+
+# ----------------------------------------------------------------------------- ElementwiseKernel
+
+LINCOMB_ARGS = "float a, float* x, float b, float* y, float* z"
+
+
+def _run_lincomb(op, rng):
+    import cupy as cp
+
+    from helpers import cuda_c
+
+    n = 1000 + int(rng.integers(1, 100))
+    x, y = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(2))
+    a, b = np.float32(rng.uniform(-2, 2)), np.float32(rng.uniform(-2, 2))
+    full, z = gpu_output_with_guard(cp, n)
+    k = cp.RawKernel(cuda_c.pycuda_elementwise_source(LINCOMB_ARGS, op, "lincomb"), "lincomb")
+    k((8,), (128,), (a, cp.asarray(x), b, cp.asarray(y), z, np.uint64(n)))
+    return cp.asnumpy(z), (a * x + b * y).astype(np.float32), guard_intact(cp, full, n)
+
+
+lincomb = CudaCExercise(
+    prompt=f'Write the operation for PyCUDA\'s ElementwiseKernel("{LINCOMB_ARGS}", operation): z = a*x + b*y.',
+    kind="pycuda_elementwise", kernel="lincomb", arguments=LINCOMB_ARGS, reference="z[i] = a * x[i] + b * y[i]",
+    run_gpu=_run_lincomb,
+    hints=("Unlike CuPy's ElementwiseKernel, PyCUDA's passes whole arrays: index them with i.",
+           "z[i] = ... ; a and b are plain floats."),
+)
+
+EXERCISES = register(__name__, globals())

@@ -1,0 +1,152 @@
+"""Notebook 10 - cuda-python: (err, value) tuples, packing kernel arguments, cuda.core Program.
+
+All three checks run for real on the CPU: NVRTC compiles without a GPU, and argument packing
+is plain host memory read back through ctypes.
+"""
+
+import ctypes
+
+import numpy as np
+
+from helpers import cuda_c
+from helpers.exercises import register
+from helpers.problems._libs import CallExercise
+
+# ----------------------------------------------------------------------------- check()
+
+
+def _check(result):
+    err, *values = result
+    if int(err) != 0:
+        raise RuntimeError(f"CUDA call failed: {err.name}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _judge_check(fn, rng):
+    from cuda.bindings import driver, nvrtc
+
+    ok = nvrtc.nvrtcResult.NVRTC_SUCCESS
+    cases = [
+        ((ok, 13, 2), (13, 2), "several values come back as a tuple"),
+        ((ok, b"NVRTC_SUCCESS"), b"NVRTC_SUCCESS", "one value comes back on its own, not in a tuple"),
+        ((ok,), None, "no values: return None"),
+        (nvrtc.nvrtcVersion(), _check(nvrtc.nvrtcVersion()), "a real nvrtcVersion() result"),
+    ]
+    for given, want, what in cases:
+        try:
+            got = fn(given)
+        except Exception as e:  # noqa: BLE001 - learner code
+            return False, f"check({given!r}) raised {type(e).__name__}: {e}, but it is a success ({what})."
+        if type(got) is not type(want) or got != want:
+            return False, f"check({given!r}) returned {got!r}, expected {want!r}: {what}."
+    for err in (driver.CUresult.CUDA_ERROR_INVALID_VALUE, nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION):
+        try:
+            got = fn((err, None))
+        except Exception as e:  # noqa: BLE001 - the learner chooses the exception type
+            if err.name not in str(e):
+                return False, f"check raised for {err.name}, good, but its message {str(e)!r} does not name the error: include err.name."
+            continue
+        return False, f"check(({err.name}, None)) returned {got!r}: an error code must raise an exception, or failures go unnoticed."
+    return True, "returns the values of successful calls and raises, naming the error, on failures."
+
+
+check_result = CallExercise(
+    prompt="Write check(result) for cuda.bindings results: result is (err, *values). Raise an exception naming the error "
+           "(err.name) when int(err) != 0; otherwise return None, the single value, or a tuple of the values.",
+    reference=_check, judge=_judge_check,
+    hints=("err, *values = result splits the tuple.",
+           "Every success code is 0; compare int(err) != 0. Then look at len(values)."),
+)
+
+# ----------------------------------------------------------------------------- kernel arguments
+
+
+def _kernel_params(*args):
+    storage = [np.array([a], dtype=a.dtype) for a in args]  # one small array per value, kept alive by the caller
+    params = np.array([s.ctypes.data for s in storage], dtype=np.uint64)
+    return params, storage
+
+
+def _arrays_in(obj):
+    if isinstance(obj, np.ndarray):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [a for o in obj for a in _arrays_in(o)]
+    return []
+
+
+def _judge_params(fn, rng):
+    args = (np.uint64(0x7F0000000000 + 256 * int(rng.integers(1, 1000))),  # a device pointer, as a number
+            np.float32(rng.uniform(0.5, 3)), np.int32(rng.integers(1, 10**6)), np.float64(rng.uniform(0.5, 3)))
+    out = fn(*args)
+    if not (isinstance(out, tuple) and len(out) == 2):
+        return False, "return two things: (params, storage) — the address array and the objects that hold the values."
+    params, storage = out
+    if not isinstance(params, np.ndarray) or params.dtype != np.uint64 or params.shape != (len(args),):
+        return False, f"params must be a NumPy uint64 array with one address per argument ({len(args)}), got {params!r}."
+    regions = [(a.ctypes.data, a.ctypes.data + a.nbytes) for a in _arrays_in(storage)]
+    for j, (addr, value) in enumerate(zip(params.tolist(), args)):
+        size = value.dtype.itemsize
+        if not any(lo <= addr and addr + size <= hi for lo, hi in regions):
+            if addr == int(value) or np.float64(addr) == np.float64(value):
+                return False, (f"params[{j}] holds the value itself; cuLaunchKernel wants the ADDRESS of memory holding "
+                               "the value (e.g. arr.ctypes.data).")
+            return False, f"params[{j}] = {addr:#x} does not point into any NumPy array you returned as storage."
+        raw = ctypes.string_at(addr, size)
+        if raw != value.tobytes():
+            return False, (f"params[{j}] points at bytes {raw.hex()} but argument {j} is {value!r} ({value.dtype}, "
+                           f"bytes {value.tobytes().hex()}): keep each value's own dtype, a float32 is 4 bytes.")
+    return True, "every address points at the argument's own bytes, kept alive by storage."
+
+
+kernel_params = CallExercise(
+    prompt="Write kernel_params(*args) for cuLaunchKernel: args are NumPy scalars (a device pointer as np.uint64, "
+           "np.float32, np.int32...). Return (params, storage): params is a uint64 array of the ADDRESSES of the values, "
+           "storage the NumPy arrays holding them (they must outlive the launch).",
+    reference=_kernel_params, judge=_judge_params,
+    hints=("np.array([a], dtype=a.dtype) stores one value in memory you can point to; .ctypes.data is its address.",
+           "params = np.array([s.ctypes.data for s in storage], dtype=np.uint64)"),
+)
+
+# ----------------------------------------------------------------------------- cuda.core Program
+
+
+def _to_cubin(src, arch):
+    from cuda.core import Program, ProgramOptions
+
+    return bytes(Program(src, code_type="c++", options=ProgramOptions(arch=arch)).compile("cubin").code)
+
+
+_probe_src = 'extern "C" __global__ void twice(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }'
+
+
+def _judge_cubin(fn, rng):
+    for arch in ("sm_80", "sm_90"):
+        out = fn(_probe_src, arch)
+        if isinstance(out, str) or (isinstance(out, (bytes, bytearray)) and bytes(out[:20]).lstrip().startswith(b"//")):
+            return False, f'to_cubin(src, "{arch}") returned PTX text: compile("cubin") gives the binary.'
+        if not isinstance(out, (bytes, bytearray)):
+            return False, f"return bytes (ObjectCode.code), not {type(out).__name__}."
+        if bytes(out[:4]) != b"\x7fELF":
+            return False, "that is not a CUBIN (a CUBIN is an ELF file starting with b'\\x7fELF')."
+        got = cuda_c.cubin_arch(bytes(out))
+        if got != arch:
+            return False, f'to_cubin(src, "{arch}") built for {got}: pass ProgramOptions(arch=arch).'
+    try:
+        fn(_probe_src.replace("2.0f;", "2.0f"), "sm_90")
+    except Exception:  # noqa: BLE001 - cuda.core raises its own error type
+        return True, "builds CUBINs for the asked architecture and raises on a compile error."
+    return False, "a source with a syntax error did not raise: do not swallow the compiler's error."
+
+
+to_cubin = CallExercise(
+    prompt="Write to_cubin(src, arch) with cuda.core: compile the CUDA C string src for arch (e.g. 'sm_90') and return "
+           "the CUBIN bytes.",
+    reference=_to_cubin, judge=_judge_cubin,
+    hints=("Program(src, code_type='c++', options=ProgramOptions(arch=arch)).compile('cubin') returns an ObjectCode.",
+           "ObjectCode.code holds the bytes."),
+)
+
+EXERCISES = register(__name__, globals())

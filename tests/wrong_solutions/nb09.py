@@ -1,0 +1,71 @@
+"""Wrong answers for helpers/problems/nb09.py (PyCUDA). ``WRONG_GPU``: see nb08.py."""
+
+from . import Wrong
+
+AXPBY_OK = r"""
+__global__ void axpby(float* out, const float* x, const float* y, float a, float b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i] + b * y[i];
+}
+"""
+
+
+def pointee_letters(params):
+    letters = {"float": "f", "double": "d", "int": "i", "unsigned int": "I", "long long": "q"}
+    out = ""
+    for p in params.split(","):
+        ctype = " ".join(w for w in p.replace("*", " ").split()[:-1] if w != "const")
+        out += letters[ctype]
+    return out
+
+
+def float_as_double(params):
+    letters = {"float": "d", "double": "d", "int": "i", "unsigned int": "I", "long long": "q"}
+    out = ""
+    for p in params.split(","):
+        ctype = " ".join(w for w in p.replace("*", " * ").split()[:-1] if w != "const")
+        out += "P" if "*" in ctype else letters[ctype]
+    return out
+
+
+def ignores_unsigned(params):
+    out = ""
+    for p in params.split(","):
+        words = p.replace("*", " * ").split()[:-1]
+        out += "P" if "*" in words else {"float": "f", "double": "d"}.get(words[-1], "i")
+    return out
+
+
+WRONG = {
+    "context_import": [
+        Wrong("autoinit", "pycuda.autoinit", "non-primary"),
+        Wrong("driver", "pycuda.driver", "creates no context"),
+        Wrong("unknown", "numba", "not right"),
+    ],
+    "prepare_format": [
+        Wrong("pointer by pointee", pointee_letters, "every pointer is 'P'"),
+        Wrong("float as double", float_as_double, "4 bytes"),
+        Wrong("unsigned and long long as int", ignores_unsigned, "returned"),
+        Wrong("hard-coded", lambda params: "PPfi", "hard-coded"),
+    ],
+    "axpby": [
+        Wrong("wrong signature", AXPBY_OK.replace("float a, float b", "double a, double b"), "parameters are wrong"),
+        Wrong("syntax error", AXPBY_OK.replace("b * y[i];", "b * y[i]"), "NVRTC rejects it"),
+        Wrong("wrong name", AXPBY_OK.replace("void axpby", "void axpy"), "no kernel named axpby"),
+        Wrong("not a string", 3, "as a string"),
+    ],
+    "lincomb": [
+        Wrong("cupy style", "z = a * x + b * y", "NVRTC rejects it"),
+        Wrong("undefined name", "z[i] = a * x[i] + c * y[i]", 'identifier "c" is undefined'),
+        Wrong("syntax error", "z[i] = a * x[i] + b * y[i", "NVRTC rejects it"),
+    ],
+}
+
+WRONG_GPU = {
+    "axpby": [
+        Wrong("missing guard", AXPBY_OK.replace("if (i < n) ", ""), "past the end"),
+        Wrong("swapped scalars", AXPBY_OK.replace("a * x[i] + b * y[i]", "b * x[i] + a * y[i]"), "results are wrong"),
+    ],
+    "lincomb": [Wrong("forgot b", "z[i] = a * x[i] + y[i]", "results are wrong")],
+}

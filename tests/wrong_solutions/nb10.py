@@ -1,0 +1,87 @@
+"""Wrong answers for helpers/problems/nb10.py (cuda-python). All are caught in CPU mode."""
+
+import numpy as np
+
+from . import Wrong
+
+
+def never_raises(result):
+    err, *values = result
+    return values[0] if len(values) == 1 else tuple(values) if values else None
+
+
+def always_tuple(result):
+    err, *values = result
+    if int(err) != 0:
+        raise RuntimeError(err.name)
+    return tuple(values)
+
+
+def nameless_error(result):
+    err, *values = result
+    if int(err) != 0:
+        raise RuntimeError("CUDA call failed")
+    return None if not values else values[0] if len(values) == 1 else tuple(values)
+
+
+def values_not_addresses(*args):
+    storage = [np.array([a], dtype=a.dtype) for a in args]
+    return np.array([int(a) for a in args], dtype=np.uint64), storage
+
+
+def all_float64(*args):
+    storage = [np.array([a], dtype=np.float64) for a in args]
+    return np.array([s.ctypes.data for s in storage], dtype=np.uint64), storage
+
+
+def address_list(*args):
+    storage = [np.array([a], dtype=a.dtype) for a in args]
+    return [s.ctypes.data for s in storage], storage
+
+
+def returns_ptx(src, arch):
+    from helpers import cuda_c
+
+    return cuda_c.compile(src, target="ptx", arch=arch)
+
+
+def fixed_arch(src, arch):
+    from cuda.core import Program, ProgramOptions
+
+    return bytes(Program(src, code_type="c++", options=ProgramOptions(arch="sm_75")).compile("cubin").code)
+
+
+def swallows_errors(src, arch):
+    from cuda.core import Program, ProgramOptions
+
+    try:
+        return bytes(Program(src, code_type="c++", options=ProgramOptions(arch=arch)).compile("cubin").code)
+    except Exception:
+        return b""
+
+
+def object_code(src, arch):
+    from cuda.core import Program, ProgramOptions
+
+    return Program(src, code_type="c++", options=ProgramOptions(arch=arch)).compile("cubin")
+
+
+WRONG = {
+    "check_result": [
+        Wrong("never raises", never_raises, "must raise"),
+        Wrong("always a tuple", always_tuple, "on its own"),
+        Wrong("error not named", nameless_error, "does not name the error"),
+    ],
+    "kernel_params": [
+        Wrong("values, not addresses", values_not_addresses, "ADDRESS"),
+        Wrong("wrong dtype", all_float64, "own dtype"),
+        Wrong("list, not array", address_list, "uint64 array"),
+    ],
+    "to_cubin": [
+        Wrong("ptx", returns_ptx, "PTX"),
+        Wrong("ignores arch", fixed_arch, "ProgramOptions(arch=arch)"),
+        Wrong("swallows errors", swallows_errors, "did not raise"),
+        Wrong("ObjectCode, not bytes", object_code, "return bytes"),
+    ],
+}
+WRONG_GPU = {}
