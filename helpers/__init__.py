@@ -17,6 +17,8 @@ from . import env
 from .env import MODE, banner, banner_text, gpu_only, on_gpu, size
 from .errors import CourseError
 
+__all__ = ["env", "MODE", "banner", "banner_text", "gpu_only", "on_gpu", "size", "CourseError", "trace", "progress"]
+
 
 def _install_ipython_handler() -> bool:
     """Show CourseError as its one-sentence message, not a traceback through helpers."""

@@ -8,11 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 import helpers
 from helpers import env
-from helpers.errors import CourseError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,6 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from helpers import cuda_c  # noqa: E402
-from helpers.problems import MODULES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MINE = ("nb08", "nb09", "nb10", "nb11")

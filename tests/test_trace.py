@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from corpus import BUGGY, CASES, CORRECT  # noqa: E402
+from corpus import BUGGY, CASES  # noqa: E402
 from helpers.errors import KernelError, LearnerError, UnsupportedByTracer  # noqa: E402
 from helpers.trace import Trace, trace  # noqa: E402
 

@@ -6,7 +6,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.exercises import Acc, In, KernelExercise, Out, Scalar, Size, fixed, learner_launch, per_element, register
+from helpers.exercises import Acc, In, KernelExercise, Out, Scalar, fixed, learner_launch, per_element, register
 
 
 @cuda.jit

@@ -1,6 +1,5 @@
 """Correct kernels: the tracer must find nothing wrong with any of them."""
 
-import math
 
 import numba
 import numpy as np

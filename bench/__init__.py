@@ -1,0 +1,1 @@
+"""GPU benchmarks of the course's reference kernels: ``python bench/run.py --help``."""

@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""Time the course's reference kernels on a GPU and write docs/benchmarks.md.
+
+    COURSE_MODE=gpu python bench/run.py --out docs/benchmarks.md    (what `make bench` runs)
+    python bench/run.py --quick                                       (smaller, faster; prints the report)
+    python bench/run.py --only vector_add,sgemm_regblock
+
+Every kernel's bandwidth (or FLOP/s) is reported as a fraction of a ceiling measured in the
+same run: device-to-device copy for memory-bound kernels, cuBLAS float32 SGEMM (TF32 off)
+for the matrix multiplies. Results are checked against CuPy before timing counts; a kernel
+that fails (wrong result, compile error, out of memory) marks its row failed and the others
+still run. Needs an NVIDIA GPU; in CPU mode it says so in one line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# TF32 off for the SGEMM ceiling, before CuPy (and cuBLAS) load: CuPy 14 picks cuBLAS compute
+# type 32F for float32 unless CUPY_TF32 > 0 (cupy/_core/_routines_linalg.pyx, get_compute_type);
+# NVIDIA_TF32_OVERRIDE=0 also forbids TF32 inside cuBLAS whatever the caller asks for.
+os.environ["CUPY_TF32"] = "0"
+os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
+
+from bench import report  # noqa: E402  (pure Python: fine without a GPU)
+
+KEYS = ("copy_kernel", "vector_add", "saxpy", "transpose_naive", "transpose_tiled", "transpose_padded",
+        "reduction", "sgemm_naive", "sgemm_tiled", "sgemm_regblock")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    stream_n: int  # elements of each streaming array
+    reduce_n: int
+    transpose: int  # square side
+    sgemm: int  # M = N = K
+    repeats: int  # timed batches per kernel
+    batch_seconds: float  # aim for batches this long (at most 50 launches)
+    budget_seconds: float  # stop adding batches to a slow kernel after this long
+
+
+FULL = Sizes(stream_n=1 << 26, reduce_n=1 << 27, transpose=8192, sgemm=4096,
+             repeats=15, batch_seconds=0.004, budget_seconds=4.0)
+QUICK = Sizes(stream_n=1 << 24, reduce_n=1 << 25, transpose=4096, sgemm=2048,
+              repeats=5, batch_seconds=0.002, budget_seconds=1.0)
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="bench/run.py",
+        description="Time the course's reference kernels on an NVIDIA GPU against ceilings measured in the "
+                    "same run (device-to-device copy; cuBLAS float32 SGEMM with TF32 off) and write a Markdown report.",
+        epilog="Needs a GPU: in CPU mode it prints one line and exits with status 2. `make bench` runs "
+               "`COURSE_MODE=gpu python bench/run.py --out docs/benchmarks.md`.")
+    ap.add_argument("--out", metavar="PATH", help="write the Markdown report here (default: print it)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smaller sizes and fewer repetitions (about a quarter of the time; less reliable)")
+    ap.add_argument("--only", metavar="KEYS", default="",
+                    help=f"comma-separated subset of kernels: {', '.join(KEYS)}")
+    ap.add_argument("--seed", type=int, default=None, help="random seed for the inputs (default: fresh)")
+    args = ap.parse_args(argv)
+    only = [k.strip() for k in args.only.split(",") if k.strip()]
+    unknown = [k for k in only if k not in KEYS]
+    if unknown:
+        ap.error(f"unknown kernel(s) {', '.join(unknown)}; choose from {', '.join(KEYS)}")
+    args.only = only
+    return args
+
+
+# ------------------------------------------------------------------------------ GPU plumbing
+
+
+class Bench:
+    """Everything that touches the GPU: timing, ceilings and one function per kernel."""
+
+    def __init__(self, sizes: Sizes, seed: int, log=print):
+        import cupy as cp
+        from numba import cuda
+
+        from bench import kernels
+
+        self.cp, self.cuda, self.k = cp, cuda, kernels
+        self.sizes, self.seed, self.log = sizes, seed, log
+        self.rng = cp.random.default_rng(seed)
+        self.dev = cuda.get_current_device()
+        self.sm_count = int(self.dev.MULTIPROCESSOR_COUNT)
+
+    # -- inputs --------------------------------------------------------------------------------
+    def rand(self, shape, low=-1.0, high=1.0):
+        cp = self.cp
+        return (self.rng.random(shape, dtype=cp.float32) * cp.float32(high - low) + cp.float32(low))
+
+    def nb(self, a):
+        """A Numba view of a CuPy array (no copy, no stream sync: both use the default stream)."""
+        return self.cuda.as_cuda_array(a, sync=False)
+
+    def free(self):
+        self.cp.cuda.Device().synchronize()
+        self.cp.get_default_memory_pool().free_all_blocks()
+
+    # -- timing --------------------------------------------------------------------------------
+    def time(self, launch: Callable[[], None]):
+        """Median seconds per launch, and the number of timed batches.
+
+        One untimed launch goes first in every batch so that the GPU is busy while Python queues
+        the timed ones: the start event then fires when the untimed launch ends, with the timed
+        launches already waiting, and Numba's per-launch Python overhead is not measured.
+        """
+        cuda = self.cuda
+        launch()
+        cuda.synchronize()
+        t0 = time.perf_counter()
+        launch()
+        cuda.synchronize()
+        rough = max(time.perf_counter() - t0, 1e-6)
+        inner = int(min(50, max(1, math.ceil(self.sizes.batch_seconds / rough))))
+        start, end = cuda.event(timing=True), cuda.event(timing=True)
+        samples = []
+        began = time.perf_counter()
+        for _ in range(self.sizes.repeats):
+            launch()
+            start.record()
+            for _ in range(inner):
+                launch()
+            end.record()
+            end.synchronize()
+            samples.append(cuda.event_elapsed_time(start, end) / 1e3 / inner)
+            if len(samples) >= 3 and time.perf_counter() - began > self.sizes.budget_seconds:
+                break
+        return statistics.median(samples), len(samples)
+
+    # -- ceilings ------------------------------------------------------------------------------
+    def ceiling_copy(self):
+        cp = self.cp
+        n = self.sizes.stream_n
+        src, dst = self.rand(n), cp.empty(n, dtype=cp.float32)
+        nbytes = src.nbytes
+
+        def launch():
+            cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes,
+                                        cp.cuda.runtime.memcpyDeviceToDevice, 0)
+
+        launch()
+        if not bool((dst == src).all()):
+            raise RuntimeError("device-to-device copy produced different bytes")
+        seconds, runs = self.time(launch)
+        del src, dst
+        self.free()
+        return report.Ceiling("copy", "Device-to-device copy", 2 * nbytes / seconds,
+                              f"`cudaMemcpyAsync`, {nbytes / 2**20:.0f} MiB, read + write bytes, median of {runs}"
+                              + self._nominal_bandwidth(2 * nbytes / seconds))
+
+    def _nominal_bandwidth(self, measured):
+        try:  # attributes the driver may not report (deprecated in CUDA 13 on some systems)
+            clock_khz = int(self.dev.MEMORY_CLOCK_RATE)
+            bus_bits = int(self.dev.GLOBAL_MEMORY_BUS_WIDTH)
+        except Exception:  # noqa: BLE001 - nice to have only
+            return ""
+        if not clock_khz or not bus_bits:
+            return ""
+        peak = 2 * clock_khz * 1e3 * bus_bits / 8
+        return f"; nominal DRAM peak from driver attributes {peak / 1e9:,.0f} GB/s (copy reaches {100 * measured / peak:.0f}%)"
+
+    def ceiling_sgemm(self):
+        cp = self.cp
+        from cupy._core import _routines_linalg as linalg
+
+        s = self.sizes.sgemm
+        A, B = self.rand((s, s)), self.rand((s, s))
+        C = cp.empty((s, s), dtype=cp.float32)
+
+        def launch():
+            cp.matmul(A, B, out=C)
+
+        launch()
+        err = self._sgemm_error(A, B, C)
+        compute = linalg.compute_type_to_str(linalg.get_compute_type(cp.float32))
+        tf32 = "TF32 suspected: error too large for FP32" if err > 1e-6 else "plain FP32"
+        seconds, runs = self.time(launch)
+        del A, B, C
+        self.free()
+        return report.Ceiling("sgemm", "cuBLAS SGEMM (float32, TF32 off)", 2 * s**3 / seconds,
+                              f"`cupy.matmul`, {s}³, CuPy compute type {compute}; scaled error vs float64 "
+                              f"{err:.1e} ({tf32}); median of {runs}")
+
+    def _sgemm_error(self, A, B, C, rows=64):
+        """max |C - C64| / (|A| @ |B|) over a random sample of rows (float64 on the GPU)."""
+        cp = self.cp
+        import numpy as np
+
+        pick = np.random.default_rng(self.seed).choice(A.shape[0], size=min(rows, A.shape[0]), replace=False)
+        idx = cp.asarray(np.sort(pick))
+        A64, B64 = A[idx].astype(cp.float64), B.astype(cp.float64)
+        want = A64 @ B64
+        scale = cp.maximum(cp.abs(A64) @ cp.abs(B64), 1e-30)
+        return report.max_scaled_error(C[idx], want, scale, xp=cp)
+
+    # -- kernels -------------------------------------------------------------------------------
+    def run_kernel(self, key) -> report.Row:
+        fn = getattr(self, "k_" + key)
+        return fn()
+
+    def _measure(self, row, launch, check):
+        """Launch once, check, time, check again: any exception marks only this row failed."""
+        launch()
+        self.cuda.synchronize()
+        ok, detail = check()
+        if not ok:
+            row.status, row.error = "failed", f"wrong result before timing ({detail})"
+            return row
+        row.seconds, row.samples = self.time(launch)
+        ok, detail = check()
+        if not ok:
+            row.status, row.error = "failed", f"wrong result after timing ({detail})"
+            row.seconds = None
+            return row
+        row.status = "ok"
+        return row
+
+    def _stream_check(self, got, want, tol=1e-6):
+        err = report.max_scaled_error(got, want, self.cp.maximum(self.cp.abs(want), 1.0), xp=self.cp)
+        return err <= tol, f"max scaled error {err:.2e}, allowed {tol:.0e}"
+
+    def k_copy_kernel(self):
+        cp, k = self.cp, self.k
+        n = self.sizes.stream_n
+        src, dst = self.rand(n), cp.zeros(n, dtype=cp.float32)
+        s_, d_ = self.nb(src), self.nb(dst)
+        grid, block = k.streaming_launch(n)
+        row = report.Row("copy_kernel", "copy (Numba kernel)", "bandwidth", f"2^{int(math.log2(n))} float32",
+                         work=2 * 4 * n)
+        return self._measure(row, lambda: k.copy_kernel[grid, block](s_, d_),
+                             lambda: self._stream_check(dst, src, 0.0))
+
+    def k_vector_add(self):
+        cp, k = self.cp, self.k
+        n = self.sizes.stream_n
+        a, b, out = self.rand(n), self.rand(n), cp.zeros(n, dtype=cp.float32)
+        a_, b_, o_ = self.nb(a), self.nb(b), self.nb(out)
+        grid, block = k.streaming_launch(n)
+        row = report.Row("vector_add", "vector add", "bandwidth", f"2^{int(math.log2(n))} float32", work=3 * 4 * n)
+        return self._measure(row, lambda: k.vector_add[grid, block](a_, b_, o_),
+                             lambda: self._stream_check(out, a + b))
+
+    def k_saxpy(self):
+        import numpy as np
+
+        cp, k = self.cp, self.k
+        n = self.sizes.stream_n
+        x, y, out = self.rand(n), self.rand(n), cp.zeros(n, dtype=cp.float32)
+        a = np.float32(1.5)
+        x_, y_, o_ = self.nb(x), self.nb(y), self.nb(out)
+        grid, block = k.streaming_launch(n)
+        row = report.Row("saxpy", "SAXPY", "bandwidth", f"2^{int(math.log2(n))} float32", work=3 * 4 * n)
+        return self._measure(row, lambda: k.saxpy[grid, block](a, x_, y_, o_),
+                             lambda: self._stream_check(out, a * x + y))
+
+    def _transpose(self, key, label, kernel):
+        cp, k = self.cp, self.k
+        s = self.sizes.transpose
+        inp, out = self.rand((s, s)), cp.zeros((s, s), dtype=cp.float32)
+        i_, o_ = self.nb(inp), self.nb(out)
+        grid, block = k.transpose_launch(s, s)
+        row = report.Row(key, label, "bandwidth", f"{s} x {s} float32", work=2 * 4 * s * s)
+
+        def check():
+            same = bool((out == inp.T).all())
+            return same, "exact" if same else "out != inp.T"
+
+        return self._measure(row, lambda: kernel[grid, block](i_, o_), check)
+
+    def k_transpose_naive(self):
+        return self._transpose("transpose_naive", "transpose, naive (strided writes)", self.k.transpose_naive)
+
+    def k_transpose_tiled(self):
+        return self._transpose("transpose_tiled", "transpose, tiled (32-way bank conflicts)", self.k.transpose_tiled)
+
+    def k_transpose_padded(self):
+        return self._transpose("transpose_padded", "transpose, tiled + padded", self.k.transpose_padded)
+
+    def k_reduction(self):
+        cp, k = self.cp, self.k
+        n = self.sizes.reduce_n
+        x = self.rand(n, 0.0, 1.0)  # positive: a relative tolerance means something
+        blocks = k.reduction_blocks(n, self.sm_count)
+        partial, result = cp.zeros(blocks, dtype=cp.float32), cp.zeros(1, dtype=cp.float32)
+        x_, p_, r_ = self.nb(x), self.nb(partial), self.nb(result)
+        want = float(x.sum(dtype=cp.float64))
+        row = report.Row("reduction", f"block reduction (sum, two passes, {blocks} blocks)", "bandwidth",
+                         f"2^{int(math.log2(n))} float32", work=4 * n)
+
+        def check(tol=1e-5):
+            got = float(result[0])
+            err = abs(got - want) / want
+            return err <= tol, f"sum {got:.7g} vs {want:.7g}, relative error {err:.1e}"
+
+        return self._measure(row, lambda: k.reduce_sum(x_, p_, r_), check)
+
+    def _sgemm(self, key, label, kernel, grid_block):
+        cp = self.cp
+        s = self.sizes.sgemm
+        A, B, C = self.rand((s, s)), self.rand((s, s)), cp.zeros((s, s), dtype=cp.float32)
+        a_, b_, c_ = self.nb(A), self.nb(B), self.nb(C)
+        grid, block = grid_block(s, s)
+        row = report.Row(key, label, "flops", f"{s}³ float32", work=2.0 * s**3)
+        tol = s * 2.0**-24  # the worst-case bound for float32 sums of s products
+
+        def check():
+            err = self._sgemm_error(A, B, C)
+            return err <= tol, f"scaled error {err:.1e}, allowed {tol:.1e}"
+
+        return self._measure(row, lambda: kernel[grid, block](a_, b_, c_), check)
+
+    def k_sgemm_naive(self):
+        return self._sgemm("sgemm_naive", "SGEMM 1: naive (one element per thread)", self.k.sgemm_naive,
+                           self.k.sgemm_launch)
+
+    def k_sgemm_tiled(self):
+        return self._sgemm("sgemm_tiled", "SGEMM 2: shared-memory tiles (32 x 32)", self.k.sgemm_tiled,
+                           self.k.sgemm_launch)
+
+    def k_sgemm_regblock(self):
+        k = self.k
+        return self._sgemm("sgemm_regblock", f"SGEMM 3: register blocking ({k.BM}x{k.BN} tiles, {k.TM}x{k.TN} per thread)",
+                           k.sgemm_regblock, k.sgemm_regblock_launch)
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(e).__name__}: {first}"[:200]
+
+
+def collect_rows(bench, keys, ceilings, log=print) -> list:
+    """One row per kernel; an exception marks only that row failed and the next kernel runs."""
+    rows = []
+    for key in keys:
+        t0 = time.perf_counter()
+        try:
+            row = bench.run_kernel(key)
+        except Exception as e:  # noqa: BLE001 - one failing kernel must not stop the others
+            row = report.Row(key, key, "flops" if key.startswith("sgemm") else "bandwidth", "—",
+                             status="failed", error=_one_line(e))
+        finally:
+            try:
+                bench.free()
+            except Exception:  # noqa: BLE001 - a sticky CUDA error; later rows will say so
+                pass
+        rows.append(row)
+        frac = report.fraction(row, ceilings)
+        log(f"  {row.label:58} {row.status:6} {report.format_rate(row.kind, row.rate):>16} "
+            f"{report.format_fraction(frac):>5}  ({time.perf_counter() - t0:.1f} s)"
+            + (f"  {row.error}" if row.error else ""))
+    return rows
+
+
+def _metadata(bench: Bench, args, helpers_env) -> dict:
+    info = helpers_env.MODE.info
+    v = helpers_env.library_versions()
+    libs = ", ".join(f"{k} {v[k]}" for k in ("numba", "numba-cuda", "numpy", "cupy", "cuda-bindings", "cuda-core") if v.get(k))
+    try:
+        runtime = bench.cp.cuda.runtime.runtimeGetVersion()
+        libs += f"; CUDA runtime (CuPy) {runtime // 1000}.{runtime % 1000 // 10}"
+    except Exception:  # noqa: BLE001 - informational
+        pass
+    cc = bench.dev.compute_capability
+    cmd = "python bench/run.py" + (" --quick" if args.quick else "") + (f" --only {','.join(args.only)}" if args.only else "")
+    return {
+        "command": cmd,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "quick": args.quick,
+        "GPU": f"{bench.dev.name} (sm_{cc[0]}{cc[1]}, {bench.sm_count} SMs)",
+        "Driver": f"{info.driver_version or 'version unknown'} (supports CUDA {info.driver_cuda})",
+        "Libraries": libs,
+        "Python": platform.python_version(),
+        "Timing": "CUDA events, warm-up, median of batches (see Method)",
+        "seed": bench.seed,
+    }
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)  # --help and bad options work without a GPU
+    try:
+        import helpers
+    except Exception as e:  # noqa: BLE001 - COURSE_MODE=gpu without a GPU raises GPURequired here
+        print(f"bench/run.py needs an NVIDIA GPU: {e}")
+        return 2
+    if not helpers.on_gpu():
+        print(f"bench/run.py needs an NVIDIA GPU; this is CPU mode ({helpers.MODE.reason}).")
+        return 2
+
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "little")
+    sizes = QUICK if args.quick else FULL
+    began = time.perf_counter()
+    bench = Bench(sizes, seed, log=lambda s: print(s, flush=True))
+    print(f"{bench.dev.name}: {'quick' if args.quick else 'full'} run, seed {seed}", flush=True)
+
+    ceilings = {}
+    for key, fn, unit in (("copy", bench.ceiling_copy, "bandwidth"), ("sgemm", bench.ceiling_sgemm, "flops")):
+        wanted = {"copy": [k for k in KEYS if not k.startswith("sgemm")], "sgemm": [k for k in KEYS if k.startswith("sgemm")]}[key]
+        if args.only and not any(k in args.only for k in wanted):
+            continue
+        try:
+            ceilings[key] = fn()
+            print(f"  ceiling {ceilings[key].label}: {report.format_rate(unit, ceilings[key].value)}", flush=True)
+        except Exception as e:  # noqa: BLE001 - reported as a failed ceiling
+            label = "Device-to-device copy" if key == "copy" else "cuBLAS SGEMM (float32, TF32 off)"
+            ceilings[key] = report.Ceiling(key, label, None, "", _one_line(e))
+            print(f"  ceiling {key}: failed ({_one_line(e)})", flush=True)
+            bench.free()
+
+    rows = collect_rows(bench, [k for k in KEYS if not args.only or k in args.only], ceilings,
+                        log=lambda s: print(s, flush=True))
+
+    verdicts = report.judge(rows, ceilings, [t for t in report.TARGETS if not args.only or any(k in args.only for k in t.keys)])
+    meta = _metadata(bench, args, helpers.env)
+    text = report.render_markdown(meta, ceilings, rows, verdicts)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        print(f"wrote {out} ({time.perf_counter() - began:.0f} s)")
+    else:
+        print(text)
+    for v in verdicts:
+        print(f"  target {v.result:12} {report.format_fraction(v.value):>5}  {v.target.name}")
+    return 0 if all(r.status == "ok" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

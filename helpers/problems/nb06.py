@@ -1,0 +1,121 @@
+"""Notebook 06 - reductions, atomics and scans: a privatised histogram, a block sum finished with
+one atomic per block, and a Hillis-Steele inclusive scan with double buffering.
+"""
+
+import numba
+import numpy as np
+from numba import cuda
+
+from helpers.exercises import Acc, In, KernelExercise, Out, fixed, per_element, register
+
+# ----------------------------------------------------------------------------- 1. privatised histogram
+
+BINS = 16
+HIST_THREADS = 64  # more threads than bins: threads 0..BINS-1 also zero and flush the block's copy
+
+
+@cuda.jit
+def _histogram_shared(data, hist):
+    local = cuda.shared.array(BINS, numba.int32)  # this block's private histogram
+    t = cuda.threadIdx.x
+    if t < BINS:
+        local[t] = 0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < data.size:
+        cuda.atomic.add(local, data[i], 1)  # fast: shared-memory atomics, contention within the block only
+    cuda.syncthreads()
+    if t < BINS:
+        cuda.atomic.add(hist, t, local[t])  # one global atomic per bin per block
+
+
+histogram_shared = KernelExercise(
+    prompt=(f"Count the values 0..{BINS - 1} of data into hist (which starts at zero), blocks of {HIST_THREADS} threads. "
+            "Each block first counts into its own shared-memory histogram, then adds it to hist with one atomic per bin."),
+    args=(In("data", "int32", low=0, high=BINS), Acc("hist", "int32", shape=(BINS,))),
+    expect=lambda data: np.bincount(data, minlength=BINS).astype(np.int32), reference=_histogram_shared,
+    launch=per_element(HIST_THREADS),
+    mistakes=((lambda data: np.bincount(data, minlength=BINS).astype(np.int32) * (HIST_THREADS // BINS),
+               "every bin is too large by the same factor: only threads 0..BINS-1 should add the block's counts to hist (one thread per bin)."),),
+    hints=("local = cuda.shared.array(BINS, numba.int32); threads t < BINS set local[t] = 0, then cuda.syncthreads().",
+           "Count with cuda.atomic.add(local, data[i], 1): many threads of the block hit the same bin.",
+           "cuda.syncthreads() again, then threads t < BINS do cuda.atomic.add(hist, t, local[t]): other blocks add to hist too."),
+)
+
+# ----------------------------------------------------------------------------- 2. block sum + atomic
+
+SUM_THREADS = 64
+
+
+@cuda.jit
+def _sum_atomic(x, total):
+    buf = cuda.shared.array(SUM_THREADS, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    buf[t] = x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    s = SUM_THREADS // 2
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        cuda.syncthreads()  # outside the if: every thread of the block must reach it
+        s //= 2
+    if t == 0:
+        cuda.atomic.add(total, 0, buf[0])  # blocks finish in any order: one atomic per block
+
+
+sum_atomic = KernelExercise(
+    prompt=(f"Add up all of x into total[0] (which starts at zero) in ONE launch, blocks of {SUM_THREADS} threads: "
+            "a tree reduction in shared memory per block, then thread 0 adds the block's sum with one atomic."),
+    args=(In("x", low=0.0, high=1.0), Acc("total", "float32", shape=(1,))),
+    expect=lambda x: np.array([x.astype(np.float64).sum()], dtype=np.float32), reference=_sum_atomic,
+    launch=per_element(SUM_THREADS), rtol=1e-4, atol=1e-4,
+    budgets={"atomics_per_thread": (0.25, "let the block add its values in shared memory first; only thread 0 should do an atomic.")},
+    hints=("Each thread loads one element (0.0 past the end) into buf[t]; cuda.syncthreads().",
+           "Halve s from SUM_THREADS // 2 down to 1: threads t < s do buf[t] += buf[t + s]; the barrier goes after the if, inside the loop.",
+           "Blocks run in any order and at the same time: total[0] += ... loses updates, cuda.atomic.add(total, 0, buf[0]) does not."),
+)
+
+# ----------------------------------------------------------------------------- 3. inclusive scan
+
+SCAN = 64  # one block of SCAN threads scans up to SCAN elements
+
+
+@cuda.jit
+def _scan(x, out):
+    buf = cuda.shared.array((2, SCAN), numba.int32)  # two buffers: read one, write the other
+    t = cuda.threadIdx.x
+    n = x.size
+    buf[0, t] = x[t] if t < n else 0
+    cuda.syncthreads()
+    src = 0
+    d = 1
+    while d < SCAN:
+        if t >= d:
+            buf[1 - src, t] = buf[src, t] + buf[src, t - d]
+        else:
+            buf[1 - src, t] = buf[src, t]
+        cuda.syncthreads()
+        src = 1 - src
+        d *= 2
+    if t < n:
+        out[t] = buf[src, t]
+
+
+def _scan_sizes(rng, threads):
+    return [int(rng.integers(3, 32)), int(rng.integers(33, SCAN + 1))]
+
+
+scan = KernelExercise(
+    prompt=(f"Inclusive scan: out[i] = x[0] + x[1] + ... + x[i] for up to {SCAN} int32 elements, ONE block of {SCAN} threads "
+            "(Hillis-Steele: log2(SCAN) steps; in the step with distance d, element t adds element t - d), with two shared buffers."),
+    args=(In("x", "int32", low=-9, high=10), Out("out", "int32")),
+    expect=lambda x: np.cumsum(x).astype(np.int32), reference=_scan, launch=fixed(1, SCAN), sizes=_scan_sizes,
+    mistakes=((lambda x: (np.cumsum(x) - x).astype(np.int32),
+               "that is the exclusive scan (each element left out of its own sum): add x[t] itself too."),),
+    hints=("Load x into buffer 0 (0 past the end), then loop d = 1, 2, 4, ... while d < SCAN.",
+           "Each step reads buffer src and writes buffer 1 - src: threads t >= d write buf[src, t] + buf[src, t - d], the others copy buf[src, t].",
+           "One cuda.syncthreads() per step, reached by every thread (outside any if); then src = 1 - src. Without the second buffer, thread t could read element t - d after its owner already overwrote it."),
+)
+
+EXERCISES = register(__name__, globals())

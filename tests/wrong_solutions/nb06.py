@@ -1,0 +1,245 @@
+"""Wrong kernels for helpers/problems/nb06.py: atomics, barriers and scans done wrong."""
+
+import numba
+from numba import cuda
+
+from helpers.problems.nb06 import BINS, SCAN, SUM_THREADS
+
+from . import Wrong
+
+# -- histogram_shared
+
+
+@cuda.jit
+def hist_shared_plain_increment(data, hist):
+    local = cuda.shared.array(BINS, numba.int32)
+    t = cuda.threadIdx.x
+    if t < BINS:
+        local[t] = 0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < data.size:
+        local[data[i]] += 1  # read, add, write: threads of the block overwrite each other
+    cuda.syncthreads()
+    if t < BINS:
+        cuda.atomic.add(hist, t, local[t])
+
+
+@cuda.jit
+def hist_shared_not_zeroed(data, hist):
+    local = cuda.shared.array(BINS, numba.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i < data.size:
+        cuda.atomic.add(local, data[i], 1)
+    cuda.syncthreads()
+    if t < BINS:
+        cuda.atomic.add(hist, t, local[t])
+
+
+@cuda.jit
+def hist_shared_no_barrier(data, hist):
+    local = cuda.shared.array(BINS, numba.int32)
+    t = cuda.threadIdx.x
+    if t < BINS:
+        local[t] = 0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < data.size:
+        cuda.atomic.add(local, data[i], 1)
+    if t < BINS:  # flushes before the block has finished counting
+        cuda.atomic.add(hist, t, local[t])
+
+
+@cuda.jit
+def hist_shared_plain_flush(data, hist):
+    local = cuda.shared.array(BINS, numba.int32)
+    t = cuda.threadIdx.x
+    if t < BINS:
+        local[t] = 0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < data.size:
+        cuda.atomic.add(local, data[i], 1)
+    cuda.syncthreads()
+    if t < BINS:
+        hist[t] += local[t]  # blocks overwrite each other's totals
+
+
+@cuda.jit
+def hist_shared_every_thread_flushes(data, hist):
+    local = cuda.shared.array(BINS, numba.int32)
+    t = cuda.threadIdx.x
+    if t < BINS:
+        local[t] = 0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < data.size:
+        cuda.atomic.add(local, data[i], 1)
+    cuda.syncthreads()
+    cuda.atomic.add(hist, t % BINS, local[t % BINS])  # 4 threads per bin: counted 4 times
+
+
+# -- sum_atomic
+
+
+@cuda.jit
+def sum_plain_add(x, total):
+    buf = cuda.shared.array(SUM_THREADS, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    buf[t] = x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    s = SUM_THREADS // 2
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        total[0] += buf[0]  # blocks race on total[0]
+
+
+@cuda.jit
+def sum_no_barrier(x, total):
+    buf = cuda.shared.array(SUM_THREADS, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    buf[t] = x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    s = SUM_THREADS // 2
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        s //= 2
+    if t == 0:
+        cuda.atomic.add(total, 0, buf[0])
+
+
+@cuda.jit
+def sum_every_thread_atomic(x, total):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(total, 0, x[i])  # right, but every thread queues on one address
+
+
+@cuda.jit
+def sum_barrier_in_if(x, total):
+    buf = cuda.shared.array(SUM_THREADS, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    buf[t] = x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    s = SUM_THREADS // 2
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+            cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        cuda.atomic.add(total, 0, buf[0])
+
+
+# -- scan
+
+
+@cuda.jit
+def scan_in_place(x, out):
+    buf = cuda.shared.array(SCAN, numba.int32)
+    t = cuda.threadIdx.x
+    n = x.size
+    buf[t] = x[t] if t < n else 0
+    cuda.syncthreads()
+    d = 1
+    while d < SCAN:
+        if t >= d:
+            buf[t] += buf[t - d]  # t - d may already hold this step's value
+        cuda.syncthreads()
+        d *= 2
+    if t < n:
+        out[t] = buf[t]
+
+
+@cuda.jit
+def scan_exclusive(x, out):
+    buf = cuda.shared.array((2, SCAN), numba.int32)
+    t = cuda.threadIdx.x
+    n = x.size
+    buf[0, t] = x[t - 1] if 0 < t <= n else 0  # shifted by one: exclusive
+    cuda.syncthreads()
+    src = 0
+    d = 1
+    while d < SCAN:
+        if t >= d:
+            buf[1 - src, t] = buf[src, t] + buf[src, t - d]
+        else:
+            buf[1 - src, t] = buf[src, t]
+        cuda.syncthreads()
+        src = 1 - src
+        d *= 2
+    if t < n:
+        out[t] = buf[src, t]
+
+
+@cuda.jit
+def scan_no_guard(x, out):
+    buf = cuda.shared.array((2, SCAN), numba.int32)
+    t = cuda.threadIdx.x
+    buf[0, t] = x[t]
+    cuda.syncthreads()
+    src = 0
+    d = 1
+    while d < SCAN:
+        if t >= d:
+            buf[1 - src, t] = buf[src, t] + buf[src, t - d]
+        else:
+            buf[1 - src, t] = buf[src, t]
+        cuda.syncthreads()
+        src = 1 - src
+        d *= 2
+    if t < x.size:
+        out[t] = buf[src, t]
+
+
+@cuda.jit
+def scan_barrier_in_if(x, out):
+    buf = cuda.shared.array((2, SCAN), numba.int32)
+    t = cuda.threadIdx.x
+    n = x.size
+    buf[0, t] = x[t] if t < n else 0
+    cuda.syncthreads()
+    src = 0
+    d = 1
+    while d < SCAN:
+        if t >= d:
+            buf[1 - src, t] = buf[src, t] + buf[src, t - d]
+            cuda.syncthreads()
+        else:
+            buf[1 - src, t] = buf[src, t]
+        src = 1 - src
+        d *= 2
+    if t < n:
+        out[t] = buf[src, t]
+
+
+WRONG = {
+    "histogram_shared": [
+        Wrong("race", hist_shared_plain_increment, "race"),
+        Wrong("uninitialised shared", hist_shared_not_zeroed, "uninitialised shared memory"),
+        Wrong("race (no barrier)", hist_shared_no_barrier, "the CPU tracer found"),
+        Wrong("plain write where an atomic is needed", hist_shared_plain_flush, "race"),
+        Wrong("known mistake", hist_shared_every_thread_flushes, "only threads 0..BINS-1"),
+    ],
+    "sum_atomic": [
+        Wrong("plain write where an atomic is needed", sum_plain_add, "race"),
+        Wrong("race", sum_no_barrier, "race"),
+        Wrong("over budget", sum_every_thread_atomic, "budget"),
+        Wrong("divergent barrier", sum_barrier_in_if, "divergent barrier"),
+    ],
+    "scan": [
+        Wrong("race", scan_in_place, "race"),
+        Wrong("known mistake", scan_exclusive, "exclusive scan"),
+        Wrong("missing guard", scan_no_guard, "an out-of-bounds access"),
+        Wrong("divergent barrier (reported as the race it causes)", scan_barrier_in_if, "the CPU tracer found"),
+    ],
+}

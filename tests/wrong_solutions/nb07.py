@@ -1,0 +1,129 @@
+"""Wrong answers for helpers/problems/nb07.py: uncoalesced reads and occupancy miscounts."""
+
+import numba
+from numba import cuda
+
+from helpers.problems.nb07 import MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM, REGISTERS_PER_SM, SHARED_PER_SM, WARP
+
+from . import Wrong
+
+# -- row_sums
+
+
+@cuda.jit
+def rows_one_thread(A, out):
+    row = cuda.blockIdx.x
+    if cuda.threadIdx.x == 0:  # right numbers; a warp's reads are 31 idle lanes and one long stride
+        acc = numba.float32(0.0)
+        for j in range(A.shape[1]):
+            acc += A[row, j]
+        out[row] = acc
+
+
+@cuda.jit
+def rows_chunked(A, out):
+    buf = cuda.shared.array(WARP, numba.float32)
+    row = cuda.blockIdx.x
+    lane = cuda.threadIdx.x
+    cols = A.shape[1]
+    chunk = (cols + WARP - 1) // WARP
+    acc = numba.float32(0.0)
+    for j in range(lane * chunk, min(cols, (lane + 1) * chunk)):  # each lane its own stretch: strided across lanes
+        acc += A[row, j]
+    buf[lane] = acc
+    cuda.syncthreads()
+    s = WARP // 2
+    while s > 0:
+        if lane < s:
+            buf[lane] += buf[lane + s]
+        cuda.syncthreads()
+        s //= 2
+    if lane == 0:
+        out[row] = buf[0]
+
+
+@cuda.jit
+def rows_no_barrier(A, out):
+    buf = cuda.shared.array(WARP, numba.float32)
+    row = cuda.blockIdx.x
+    lane = cuda.threadIdx.x
+    acc = numba.float32(0.0)
+    for j in range(lane, A.shape[1], WARP):
+        acc += A[row, j]
+    buf[lane] = acc
+    cuda.syncthreads()
+    s = WARP // 2
+    while s > 0:
+        if lane < s:
+            buf[lane] += buf[lane + s]
+        s //= 2
+    if lane == 0:
+        out[row] = buf[0]
+
+
+@cuda.jit
+def rows_no_guard(A, out):
+    buf = cuda.shared.array(WARP, numba.float32)
+    row = cuda.blockIdx.x
+    lane = cuda.threadIdx.x
+    acc = numba.float32(0.0)
+    for k in range((A.shape[1] + WARP - 1) // WARP):
+        acc += A[row, lane + k * WARP]  # the last round runs past the end of the row
+    buf[lane] = acc
+    cuda.syncthreads()
+    s = WARP // 2
+    while s > 0:
+        if lane < s:
+            buf[lane] += buf[lane + s]
+        cuda.syncthreads()
+        s //= 2
+    if lane == 0:
+        out[row] = buf[0]
+
+
+# -- occupancy
+
+
+def occ_threads_only(threads, regs, smem):
+    return min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // threads)
+
+
+def occ_no_register_rounding(threads, regs, smem):
+    warps = (threads + 31) // 32
+    return min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // (warps * 32), REGISTERS_PER_SM // (threads * regs),
+               SHARED_PER_SM // smem if smem else MAX_BLOCKS_PER_SM)
+
+
+def occ_no_block_limit(threads, regs, smem):
+    warps = (threads + 31) // 32
+    per_warp = (regs * 32 + 255) // 256 * 256
+    limits = [MAX_THREADS_PER_SM // (warps * 32), REGISTERS_PER_SM // (warps * per_warp)]
+    if smem:
+        limits.append(SHARED_PER_SM // smem)
+    return min(limits)
+
+
+def occ_float(threads, regs, smem):
+    return MAX_THREADS_PER_SM / threads
+
+
+WRONG = {
+    "sectors": [
+        Wrong("cache lines", (1, 2, 32), "128-byte cache lines"),
+        Wrong("bytes not sectors", (4, 4, 4), "stride s spreads them"),
+        Wrong("too many", (4, 8, 64), "32 at most"),
+        Wrong("wrong shape", 8, "tuple"),
+    ],
+    "row_sums": [
+        Wrong("uncoalesced (one lane per row)", rows_one_thread, "31 lanes of the warp idle"),
+        Wrong("uncoalesced (chunks)", rows_chunked, "coalescing"),
+        Wrong("race", rows_no_barrier, "race"),
+        Wrong("missing guard", rows_no_guard, "an out-of-bounds access"),
+    ],
+    "occupancy": [
+        Wrong("threads only", occ_threads_only, "counts threads only"),
+        Wrong("no register rounding", occ_no_register_rounding, "multiples of 256"),
+        Wrong("no block limit", occ_no_block_limit, "at most MAX_BLOCKS_PER_SM"),
+        Wrong("wrong dtype", occ_float, "float"),
+    ],
+}
