@@ -1,0 +1,10 @@
+"""``python -m helpers.grade SUBMISSIONS --out DIR``: grade a folder (or zip) of submitted notebooks.
+
+The implementation lives in ``helpers/grading/`` (one small module per pipeline step);
+``docs/grading.md`` is the instructors' guide and the threat model.
+"""
+
+from helpers.grading.cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,14 @@
+"""The instructors' batch grader: ``python -m helpers.grade SUBMISSIONS --out DIR``.
+
+A pipeline of small steps, each in its own module (docs/grading.md has the whole story):
+
+- ``course``       which exercises each course notebook has, and which variable holds each answer,
+                   parsed (with ``ast``) from the PRISTINE notebooks in ``notebooks/``
+- ``submissions``  unpack a zip, discover one submission per student x notebook, read the cells
+- ``child``        runs INSIDE the fresh per-submission process: snapshot the trusted objects,
+                   execute the student's cells, grade with the snapshot, stream signed results
+- ``execute``      the parent's side of one submission: start the child, timeouts, output caps,
+                   crashes, a second run that skips a crashing cell
+- ``report``       grades.csv, grades.json, one feedback page per student, the terminal summary
+- ``cli``          argument parsing, seeds, parallel workers (one per GPU), --resume
+"""
