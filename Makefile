@@ -36,7 +36,7 @@ endif
 NOTEBOOK_TESTS := --nbval --nbval-kernel-name python3 --nbval-cell-timeout 600 -p no:cacheprovider
 XDIST := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
-.PHONY: help env lab test test-fast test-gpu notebooks lock pycuda bench grade clean
+.PHONY: help env lab test test-fast test-gpu notebooks lock pycuda bench grade clean browser-deps test-browser screenshots
 
 help:
 	@echo "make lab        open the course in JupyterLab (builds .venv the first time)"
@@ -44,7 +44,10 @@ help:
 	@echo "make test-gpu   run the notebooks on a real GPU and write docs/gpu-test-record.md"
 	@echo "make notebooks  regenerate notebooks/ from solutions/ (the source of truth)"
 	@echo "make lock       re-resolve requirements/*.lock from requirements/*.in"
+	@echo "make test-browser  JupyterLab in headless Chromium: notebooks, widgets, exercises (installs Chromium as root)"
+	@echo "make screenshots   retake the README pictures (docs/img) with the browser tests"
 	@echo "make bench      GPU benchmarks -> docs/benchmarks.md"
+	@echo "make grade SUBMISSIONS=dir-or-zip [OUT=grades]   grade students' notebooks (docs/grading.md)"
 	@echo "variables: CUDA_SET=auto|cpu|cu12|cu13  COURSE_ENV=current  JOBS=N  PORT=N  PYTHON=python3.X"
 
 env:
@@ -79,8 +82,35 @@ lock:
 pycuda: $(ENV_DEP)
 	CUDA_ROOT=$${CUDA_HOME:-/usr/local/cuda} $(PY) -m pip install --no-deps --require-hashes -r requirements/pycuda.lock
 
+CHROMIUM ?= /usr/bin/chromium
+BROWSER_TEST_ARGS ?=
+
+# Playwright (locked, hashes) into the environment, and Debian's Chromium (Playwright's own
+# browser download is never used: CI and classrooms are often offline).
+browser-deps: $(ENV_DEP)
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --require-hashes -r requirements/browser.lock
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Chromium with apt-get (browser tests)"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
+	  else \
+	    echo "The browser tests need Chromium at $(CHROMIUM): install it (sudo apt-get install -y chromium) or pass CHROMIUM=/path/to/chromium." >&2; exit 1; \
+	  fi; \
+	fi
+
+# The course as a learner sees it: JupyterLab in headless Chromium (tests/browser, about a minute).
+test-browser: browser-deps
+	COURSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -p no:cacheprovider tests/browser --browser $(BROWSER_TEST_ARGS)
+
+# The README's pictures (docs/img/grid-explorer.png, docs/img/tracer.png), taken by the browser tests.
+screenshots: browser-deps
+	COURSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -p no:cacheprovider tests/browser --browser --screenshots docs/img -k "grid_explorer or tracer"
+
 bench: $(ENV_DEP)
+	@mkdir -p build
 	COURSE_MODE=gpu $(PY) bench/run.py --out docs/benchmarks.md
+	COURSE_MODE=gpu $(PY) bench/interop.py --out build/bench-interop.md
+	{ echo; cat build/bench-interop.md; } >> docs/benchmarks.md
 
 grade: $(ENV_DEP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder-or-zip [OUT=grades]"; exit 2; }

@@ -94,8 +94,10 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
             r1 = min(nrows, max(int(touched.max()) + 1, r0 + 1), r0 + max_rows)
         panels.append((aid, info, nrows, ncols, mine, r0, r1))
 
-    width = min(16, max(6, 0.42 * max(p[3] for p in panels) + 1.5))
-    heights = [max(1.0, 0.42 * (p[6] - p[5])) + 1.2 for p in panels]
+    width = min(16, max(7.5, 0.42 * max(p[3] for p in panels) + 1.5))  # wide enough for the title
+    # Cells are square, so a panel is as tall as its rows at the width's cell size, plus its title.
+    cell_in = (width - 1.2) / max(p[3] for p in panels)
+    heights = [cell_in * (p[6] - p[5]) + 0.95 for p in panels]
     fig = plt.figure(figsize=(width, sum(heights) + 0.9))
     gs = fig.add_gridspec(len(panels), 1, height_ratios=heights)
     colours = _thread_colours(t.threads_per_block)
@@ -388,7 +390,8 @@ def _draw_2d(launch, ax=None):
     fig = None
     if ax is None:
         side = min(9, 2 + max(span_x, span_y) * 0.22)
-        fig, ax = _pyplot().subplots(figsize=(side, side * span_y / max(span_x, 1) + 0.6))
+        height = min(7, side * span_y / max(span_x, 1) + 0.6)  # tall grids must still fit a screen
+        fig, ax = _pyplot().subplots(figsize=(side, height))
     fig = fig or ax.figure
     img = np.ones((span_y, span_x, 3))
     yy, xx = np.mgrid[0:span_y, 0:span_x]
@@ -405,6 +408,10 @@ def _draw_2d(launch, ax=None):
         ax.axhline(j * by, color="white", lw=1.2)
     for i in range(gx + 1):
         ax.axvline(i * bx, color="white", lw=1.2)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("col = blockIdx.x * blockDim.x + threadIdx.x")
     ax.set_ylabel("row = blockIdx.y * blockDim.y + threadIdx.y")
     skipped = launch.skipped()

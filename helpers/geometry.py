@@ -141,16 +141,19 @@ def grid_explorer(dims: int = 1):
     from .draw import draw_launch
 
     style = {"description_width": "150px"}
-    lay = w.Layout(width="460px")
+
+    def lay():  # one Layout per control: hiding one control must not hide the others
+        return w.Layout(width="460px")
+
     mode = w.ToggleButtons(options=[("1D", 1), ("2D", 2)], value=dims, description="launch")
-    n = w.IntSlider(5, 1, 200, description="array length n", style=style, layout=lay)
-    rows = w.IntSlider(20, 1, 64, description="rows", style=style, layout=lay)
-    cols = w.IntSlider(20, 1, 64, description="cols", style=style, layout=lay)
-    tpb = w.IntSlider(32, 1, 128, description="threads per block", style=style, layout=lay)
-    bxy = w.IntSlider(8, 1, 32, description="block side (x = y)", style=style, layout=lay)
+    n = w.IntSlider(5, 1, 200, description="array length n", style=style, layout=lay())
+    rows = w.IntSlider(20, 1, 64, description="rows", style=style, layout=lay())
+    cols = w.IntSlider(20, 1, 64, description="cols", style=style, layout=lay())
+    tpb = w.IntSlider(32, 1, 128, description="threads per block", style=style, layout=lay())
+    bxy = w.IntSlider(8, 1, 32, description="block side (x = y)", style=style, layout=lay())
     rule = w.Dropdown(options=[("ceil: (n + t - 1) // t", "ceil"), ("floor: n // t  (the bug)", "floor"),
-                               ("manual", "manual")], value="ceil", description="blocks per grid", style=style, layout=lay)
-    manual = w.IntSlider(1, 1, 64, description="manual blocks", style=style, layout=lay)
+                               ("manual", "manual")], value="ceil", description="blocks per grid", style=style, layout=lay())
+    manual = w.IntSlider(1, 1, 64, description="manual blocks", style=style, layout=lay())
     out = w.Output()
     info = w.HTML()
 

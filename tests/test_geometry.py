@@ -67,9 +67,14 @@ def test_drawings_mark_idle_and_skipped():
 def test_explorer_redraws_when_a_control_moves():
     w = geometry.grid_explorer()
     mode, n, rows, cols, tpb, bxy, rule, manual, info, out = w.children
+    # What a learner sees in 1D: the 1D sliders and the rule, not the 2D ones or the manual count.
+    shown = {c.description for c in (n, rows, cols, tpb, bxy, rule, manual) if c.layout.display != "none"}
+    assert shown == {"array length n", "threads per block", "blocks per grid"}
     before = info.value
     rule.value = "floor"
     n.value = 70
     assert info.value != before and "NOT handled" in info.value
     mode.value = 2
     assert "row = blockIdx.y" in info.value and n.layout.display == "none"
+    shown = {c.description for c in (n, rows, cols, tpb, bxy, rule, manual) if c.layout.display != "none"}
+    assert shown == {"rows", "cols", "block side (x = y)", "blocks per grid"}

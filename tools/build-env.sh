@@ -39,6 +39,11 @@ fi
 
 # The kernel lives inside the environment (--sys-prefix), so nothing outside the repo changes.
 "$venv/bin/python" -m ipykernel install --sys-prefix --name cuda-course --display-name "CUDA course (Python $("$venv/bin/python" -c 'import sys;print("%d.%d"%sys.version_info[:2])'))" >/dev/null
+# A first-time learner should land on notebook 00, not on a "get Jupyter news?" popup.
+mkdir -p "$venv/share/jupyter/lab/settings"
+cat > "$venv/share/jupyter/lab/settings/overrides.json" <<'JSON'
+{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}
+JSON
 rm -f "$venv"/.installed-*
 touch "$stamp"
 echo "Environment ready: $venv ('$set' set)"
