@@ -218,3 +218,64 @@ def test_integrity_sees_a_patched_numpy_and_engine():
     finally:
         exercises.Exercise.grade = saved
     assert snap.problems() == []
+
+
+def test_child_imports_what_the_grader_imports(tmp_path):
+    """Offline GPU nodes put the course's packages on PYTHONPATH; the isolated child must see them too
+    (found on an H100 host, where the child otherwise picked the base image's numpy 2.5)."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "course_marker.py").write_text("BLOCKS = lambda n, t: (n + t - 1) // t\n")
+    course = fx.make_course(tmp_path / "course")
+    subs = tmp_path / "subs" / "dana"
+    subs.mkdir(parents=True)
+    nb = fx.notebook(fx.perfect_cells(blocks="from course_marker import BLOCKS as blocks_per_grid"))
+    (subs / f"{fx.STEM}.ipynb").write_text(json.dumps(nb))
+    out = tmp_path / "out"
+    env = {**os.environ, "COURSE_MODE": "cpu", "PYTHONPATH": f"{lib}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    run = subprocess.run([sys.executable, "-m", "helpers.grade", str(tmp_path / "subs"), "--out", str(out),
+                          "--course", str(course), "-j1", "--salt", SALT], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rec = records(out)["dana"]
+    assert rec["cell_errors"] == [], rec["cell_errors"]
+    assert {e["exercise"]: e["status"] for e in rec["exercises"]}["nb01.blocks_per_grid"] == "passed"
+
+
+def test_integrity_ignores_caches_but_not_replaced_methods():
+    """Pickling fills __slotnames__ and Numba fills lazy singletons on its classes: not tampering
+    (seen as false positives on an H100). Replacing a method still is."""
+    import copyreg
+    import types
+
+    from helpers import exercises
+    from helpers.grading.integrity import Integrity
+
+    numba_like = type("NVVM", (), {"__module__": "numba.cuda.cudadrv.nvvm", "get": lambda self: 1})
+    fake = types.ModuleType("numba.cuda.fake_for_test")
+    fake.NVVM = numba_like
+    sys.modules[fake.__name__] = fake
+    try:
+        snap = Integrity([], gpu=True)
+        copyreg._slotnames(exercises.Result)  # what pickle does: caches __slotnames__ on the class
+        numba_like._NVVM__INSTANCE = object()  # a lazy singleton
+        assert snap.problems() == []
+        original = exercises.Exercise.grade
+        try:
+            exercises.Exercise.grade = lambda self, *a, **k: None
+            assert any("Exercise.grade was changed" in p for p in snap.problems())
+        finally:
+            exercises.Exercise.grade = original
+        numba_like.get = lambda self: 2
+        assert any("NVVM.get was changed" in p for p in snap.problems())
+    finally:
+        del sys.modules[fake.__name__]
+
+
+def test_review_ignores_what_the_course_itself_uses():
+    from helpers.grading.execute import review_flags
+
+    course = ["import ctypes", "args = (ctypes.c_void_p * 3)()"]
+    student = [(3, "import ctypes"), (4, "import gc\ngc.get_objects()")]
+    assert review_flags(student, course) == ["cell 5 searches the garbage collector's objects (`gc.get_objects`)"]
+    assert review_flags([(3, "ctypes.memmove(a, b, 8)")], []) == ["cell 4 uses ctypes (`ctypes`)"]

@@ -31,7 +31,10 @@ from .submissions import Submission, read_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD_BYTES, TAIL_BYTES = 4096, 12288
-_BOOT = "import sys; sys.path.insert(0, {root!r}); from helpers.grading.child import main; main()"
+# -I ignores PYTHONPATH, so the child gets the grader's own import path explicitly: where the
+# course's packages come from PYTHONPATH (offline GPU nodes, COURSE_ENV=current) the child must
+# import the same numpy and numba as the grader, not whatever the base interpreter ships.
+_BOOT = "import sys; sys.path[:0] = {paths!r}; from helpers.grading.child import main; main()"
 _ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH",
              "NUMBA_CUDA_DRIVER", "CUPY_CACHE_DIR", "MPLCONFIGDIR", "XDG_CACHE_HOME")
 
@@ -108,13 +111,17 @@ def code_cells(cells) -> list:
     return [(i, cell_source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "code" and cell_source(c).strip()]
 
 
-def review_flags(cells) -> list[str]:
+def review_flags(cells, pristine_sources=()) -> list[str]:
+    """Suspicious code in the student's cells. A match that also occurs in the pristine course
+    notebook (notebook 10 teaches ctypes for kernel arguments) is the course's, not the student's."""
+    course = "\n".join(pristine_sources)
     flags = []
     for index, source in cells:
         for pattern, what in _REVIEW:
-            m = re.search(pattern, source)
-            if m:
-                flags.append(f"cell {index + 1} {what} (`{m.group(0)}`)")
+            for m in re.finditer(pattern, source):
+                if m.group(0) not in course:
+                    flags.append(f"cell {index + 1} {what} (`{m.group(0)}`)")
+                    break
     return flags
 
 
@@ -161,7 +168,7 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None) -> 
     key = secrets.token_bytes(32)
     payload = json.dumps({**job, "key": key.hex(), "results": str(results)}).encode()
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-I", "-u", "-c", _BOOT.format(root=str(ROOT))],
+    proc = subprocess.Popen([sys.executable, "-I", "-u", "-c", _BOOT.format(paths=[str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)])],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             cwd=workdir, env=child_env(settings, workdir, gpu), start_new_session=True)
     reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
@@ -266,7 +273,8 @@ def grade_submission(sub: Submission, nb: CourseNotebook, seeds: dict, settings:
         record.update(outcome="invalid", problem=problem)
         return _finish(record, nb, by_id, started)
     ccells = code_cells(cells)
-    record["review"] = review_flags(ccells)
+    pristine, _ = read_cells(nb.path)
+    record["review"] = review_flags(ccells, [src for _, src in code_cells(pristine or [])])
     first_line = {i: (s.strip().splitlines() or [""])[0][:60] for i, s in ccells}
     job = {"cells": [{"index": i, "source": s} for i, s in ccells], "cell_timeout": settings.cell_timeout,
            "grade_timeout": settings.grade_timeout,

@@ -34,7 +34,7 @@ def _is_trusted(name: str, gpu: bool) -> bool:
 class Integrity:
     def __init__(self, exercises, gpu: bool = False):
         self.modules = []  # (module, {key: value}, strict)
-        self.classes = []  # (class, {key: value})
+        self.classes = []  # (class, {key: value}, strict)
         self.functions = []  # (function, code, defaults, kwdefaults, closure contents)
         self.exercises = [(ex, type(ex), dict(vars(ex))) for ex in exercises]
         seen_cls, seen_fn = set(), set()
@@ -47,7 +47,7 @@ class Integrity:
             for value in entries.values():
                 if isinstance(value, type) and id(value) not in seen_cls and self._owned(value, gpu):
                     seen_cls.add(id(value))
-                    self.classes.append((value, dict(vars(value))))
+                    self.classes.append((value, dict(vars(value)), not value.__module__.startswith("numba")))
                     for v in vars(value).values():
                         self._add_function(getattr(v, "__func__", v), seen_fn)
                 else:
@@ -93,11 +93,10 @@ class Integrity:
                         break
             if len(out) >= limit:
                 return out
-        for cls, entries in self.classes:
-            now = vars(cls)
-            if len(now) != len(entries) or any(now.get(k, _EMPTY) is not v for k, v in entries.items()):
-                changed = sorted(k for k in entries.keys() | now.keys() if now.get(k, _EMPTY) is not entries.get(k, _EMPTY))
-                out.append(f"{cls.__module__}.{cls.__qualname__}.{changed[0] if changed else '?'} was changed")
+        for cls, entries, strict in self.classes:
+            changed = self._class_changes(cls, entries, strict)
+            if changed:
+                out.append(f"{cls.__module__}.{cls.__qualname__}.{changed[0]} was changed")
         for fn, code, defaults, kwdefaults, cells in self.functions:
             if (fn.__code__ is not code or fn.__defaults__ is not defaults or fn.__kwdefaults__ is not kwdefaults
                     or any(self._cell(c) is not v for c, v in zip(fn.__closure__ or (), cells))):
@@ -122,6 +121,25 @@ class Integrity:
         return out[:limit]
 
     _import = builtins.__import__
+
+    @staticmethod
+    def _class_changes(cls, entries, strict) -> list[str]:
+        """Names whose binding changed. Normal use fills caches that are not tampering: pickling
+        adds ``__slotnames__``, Numba sets lazy singletons (``NVVM._NVVM__INSTANCE``) and caches
+        on its classes. So dunder non-callables are never compared, and for Numba's classes only
+        the methods that existed at the snapshot are (replacing one is still caught)."""
+        now = vars(cls)
+        out = []
+        for k in sorted(entries.keys() | now.keys()):
+            before, after = entries.get(k, _EMPTY), now.get(k, _EMPTY)
+            if before is after:
+                continue
+            if k.startswith("__") and k.endswith("__") and not callable(after) and not callable(before):
+                continue
+            if not strict and not callable(before):
+                continue  # added or non-method state of a Numba class: its own caches
+            out.append(k)
+        return out
 
 
 class _Empty:
