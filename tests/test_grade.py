@@ -279,3 +279,20 @@ def test_review_ignores_what_the_course_itself_uses():
     student = [(3, "import ctypes"), (4, "import gc\ngc.get_objects()")]
     assert review_flags(student, course) == ["cell 5 searches the garbage collector's objects (`gc.get_objects`)"]
     assert review_flags([(3, "ctypes.memmove(a, b, 8)")], []) == ["cell 4 uses ctypes (`ctypes`)"]
+
+
+def test_a_cell_that_poisons_the_gpu_is_skipped_in_a_second_run(tmp_path):
+    """On a GPU an illegal address makes every later CUDA call fail in that process (seen on an
+    H100). The CPU cannot make one, so the cell raises the same CUDA error text."""
+    course = fx.make_course(tmp_path / "course")
+    poison = 'raise RuntimeError("[CUresult.CUDA_ERROR_ILLEGAL_ADDRESS: 700] Call to cuMemcpyDtoH results in CUDA_ERROR_ILLEGAL_ADDRESS")'
+    subs = tmp_path / "subs" / "ivy"
+    subs.mkdir(parents=True)
+    (subs / f"{fx.STEM}.ipynb").write_text(json.dumps(fx.notebook(fx.perfect_cells(extra=[poison]))))
+    out = tmp_path / "out"
+    run = grade(tmp_path / "subs", "--out", out, "--course", course, "-j1", "--salt", SALT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rec = records(out)["ivy"]
+    assert {e["exercise"]: e["status"] for e in rec["exercises"]} == fx.ALL_PASSED
+    assert [s["cell"] for s in rec["skipped_cells"]] == [6], rec["runs"]
+    assert "left the GPU unusable" in rec["skipped_cells"][0]["why"]

@@ -92,6 +92,19 @@ def _short(text, n=MAX_MESSAGE):
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+# CUDA errors after which the process's context is unusable: every later GPU call fails too.
+# The child then exits with GPU_POISONED so the parent reruns the notebook without the culprit.
+STICKY_CUDA_ERRORS = ("CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+                      "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_INVALID_PC",
+                      "cudaErrorIllegalAddress", "cudaErrorLaunchFailure", "cudaErrorIllegalInstruction",
+                      "cudaErrorMisalignedAddress")
+GPU_POISONED = 75
+
+
+def poisons_gpu(text: str) -> bool:
+    return any(code in text for code in STICKY_CUDA_ERRORS)
+
+
 def describe_exception(e) -> str:
     if isinstance(e, CellTimeout):
         return "timed out"
@@ -286,6 +299,8 @@ class Runner:
                 what = (f"did not finish within {self.cell_timeout:g} s and was stopped" if isinstance(exc, CellTimeout)
                         else f"raised {describe_exception(exc)}")
                 self.emit({"type": "cell_error", "cell": index, "error": what, "timeout": isinstance(exc, CellTimeout)})
+                if poisons_gpu(what):
+                    os._exit(GPU_POISONED)  # nothing after this cell could use the GPU
             self._after_cell()
         self.cell = None
 
@@ -342,6 +357,8 @@ class Runner:
             self.emit({**row, "status": "tampering", "message": "not graded: your code changed the grading machinery while it was being graded."})
             self.graded.add(ex_id)
             return
+        if poisons_gpu(str(result.message)):
+            os._exit(GPU_POISONED)  # the parent grades this exercise as an error and reruns without it
         out = {**row, "status": str(result.status), "message": _short(result.message), "seed": result.seed,
                "points": float(result.points), "max_points": float(result.max_points),
                "metrics": self._jsonable(result.metrics)}

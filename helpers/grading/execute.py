@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .child import GPU_POISONED
 from .course import CourseNotebook, cell_source
 from .submissions import Submission, read_cells
 
@@ -102,6 +103,9 @@ class Attempt:
                     signal.SIGFPE: "a floating-point exception", signal.SIGILL: "an illegal instruction",
                     signal.SIGKILL: "being killed (out of memory?)", signal.SIGXFSZ: "writing a file that was too large"}
             return f"the notebook's process crashed ({name.get(-rc, f'signal {-rc}')})"
+        if rc == GPU_POISONED:
+            return ("the code left the GPU unusable (an illegal memory access or a failed launch: "
+                    "an index past the end of an array?)")
         if not any(m.get("type") == "ready" for m in self.lines):
             return f"the grader's process did not start (exit code {rc})" if rc else "the grader's process did not start"
         return f"the notebook's process ended early (exit code {rc}: os._exit or a fatal error)"
