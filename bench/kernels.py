@@ -105,6 +105,43 @@ def transpose_padded(inp, out):
             out[y, x] = tile[tx, ty + j]
 
 
+
+FAST_ROWS = 4  # measured on an H100: 4 rows per thread beat 8 for this variant (79% vs 77% in one run)
+
+
+def transpose_fast_launch(rows, cols):
+    return (math.ceil(cols / TILE), math.ceil(rows / TILE)), (TILE, FAST_ROWS)
+
+
+@cuda.jit
+def transpose_padded_fast(inp, out):
+    # The padded transpose, plus: a tile wholly inside the matrix (all but the edge tiles)
+    # skips the per-element bounds checks, so the loads and stores issue back to back.
+    tile = cuda.shared.array((TILE, PADDED), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    bx, by = cuda.blockIdx.x, cuda.blockIdx.y
+    rows, cols = inp.shape
+    interior = (by + 1) * TILE <= rows and (bx + 1) * TILE <= cols
+    x = bx * TILE + tx
+    if interior:
+        for j in range(0, TILE, FAST_ROWS):
+            tile[ty + j, tx] = inp[by * TILE + ty + j, x]
+    else:
+        for j in range(0, TILE, FAST_ROWS):
+            y = by * TILE + ty + j
+            if y < rows and x < cols:
+                tile[ty + j, tx] = inp[y, x]
+    cuda.syncthreads()
+    x = by * TILE + tx
+    if interior:
+        for j in range(0, TILE, FAST_ROWS):
+            out[bx * TILE + ty + j, x] = tile[tx, ty + j]
+    else:
+        for j in range(0, TILE, FAST_ROWS):
+            y = bx * TILE + ty + j
+            if y < cols and x < rows:
+                out[y, x] = tile[tx, ty + j]
+
 # ------------------------------------------------------------------------------ reduction
 
 RED_THREADS = 256  # threads per block of the reduction (a power of two)

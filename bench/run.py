@@ -39,7 +39,7 @@ os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
 from bench import report  # noqa: E402  (pure Python: fine without a GPU)
 
 KEYS = ("copy_kernel", "vector_add", "saxpy", "transpose_naive", "transpose_tiled", "transpose_padded",
-        "reduction", "sgemm_naive", "sgemm_tiled", "sgemm_regblock")
+        "transpose_padded_fast", "reduction", "sgemm_naive", "sgemm_tiled", "sgemm_regblock")
 
 
 @dataclass(frozen=True)
@@ -269,12 +269,12 @@ class Bench:
         return self._measure(row, lambda: k.saxpy[grid, block](a, x_, y_, o_),
                              lambda: self._stream_check(out, a * x + y))
 
-    def _transpose(self, key, label, kernel):
+    def _transpose(self, key, label, kernel, launch=None):
         cp, k = self.cp, self.k
         s = self.sizes.transpose
         inp, out = self.rand((s, s)), cp.zeros((s, s), dtype=cp.float32)
         i_, o_ = self.nb(inp), self.nb(out)
-        grid, block = k.transpose_launch(s, s)
+        grid, block = (launch or k.transpose_launch)(s, s)
         row = report.Row(key, label, "bandwidth", f"{s} x {s} float32", work=2 * 4 * s * s)
 
         def check():
@@ -291,6 +291,10 @@ class Bench:
 
     def k_transpose_padded(self):
         return self._transpose("transpose_padded", "transpose, tiled + padded", self.k.transpose_padded)
+
+    def k_transpose_padded_fast(self):
+        return self._transpose("transpose_padded_fast", "transpose, tiled + padded, no checks on interior tiles",
+                               self.k.transpose_padded_fast, self.k.transpose_fast_launch)
 
     def k_reduction(self):
         cp, k = self.cp, self.k

@@ -72,6 +72,15 @@ def test_transposes_trace_clean(name):
         assert t.metrics.bank_ways_max == 1 and t.metrics.coalescing > 0.8
 
 
+def test_fast_transpose_traces_clean_with_interior_and_edge_tiles():
+    # 70 x 100: interior tiles take the unchecked path, the edge tiles the checked one.
+    inp, out = _f32(70, 100), np.zeros((100, 70), np.float32)
+    t = trace(K.transpose_padded_fast, *K.transpose_fast_launch(70, 100), inp, out, outputs=("out",))
+    _clean(t)
+    np.testing.assert_array_equal(out, inp.T)
+    assert t.metrics.bank_ways_max == 1
+
+
 def test_two_pass_reduction_traces_clean():
     x = _f32(5000)
     partial, result = np.zeros(K.reduction_blocks(x.size, 1), np.float32), np.zeros(1, np.float32)
@@ -187,7 +196,7 @@ class _SimBench:
 
 
 @pytest.mark.parametrize("key", ["copy_kernel", "vector_add", "saxpy", "transpose_naive", "transpose_padded",
-                                 "reduction", "sgemm_naive", "sgemm_tiled"])
+                                 "transpose_padded_fast", "reduction", "sgemm_naive", "sgemm_tiled"])
 def test_bench_rows_verify_on_the_simulator(key):
     row = _SimBench().run_kernel(key)
     assert row.status == "ok", row.error
