@@ -177,7 +177,9 @@ def grid_explorer(dims: int = 1):
             s.layout.display = "" if mode.value == 2 else "none"
         manual.layout.display = "" if rule.value == "manual" else "none"
         launch = current()
-        info.value = f"<pre>{launch.formula()}\n{launch.describe()}</pre>"
+        # pre-wrap keeps the formula's alignment but wraps long lines between words
+        info.value = (f"<pre style='white-space: pre-wrap; word-break: normal; overflow-wrap: normal'>"
+                      f"{launch.formula()}\n{launch.describe()}</pre>")
         out.clear_output(wait=True)
         with out:
             display(draw_launch(launch))
