@@ -248,16 +248,13 @@ def _cupy_check() -> str:
 def _nvrtc_check() -> str:
     from cuda.bindings import nvrtc
 
+    from .cuda_c import compile as compile_cuda_c
+
     err, major, minor = nvrtc.nvrtcVersion()
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         raise RuntimeError(f"nvrtcVersion returned {err}")
-    src = b'extern "C" __global__ void inc(float* a) { a[threadIdx.x] += 1.0f; }'
-    err, prog = nvrtc.nvrtcCreateProgram(src, b"inc.cu", 0, [], [])
-    opts = [b"--gpu-architecture=compute_75"]
-    (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-    nvrtc.nvrtcDestroyProgram(prog)
-    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise RuntimeError(f"compiling a one-line kernel failed: {err}")
+    src = 'extern "C" __global__ void inc(float* a) { a[threadIdx.x] += 1.0f; }'
+    compile_cuda_c(src, arch="sm_75", name="inc.cu")
     return f"NVRTC {major}.{minor} compiles CUDA C to PTX (works without a GPU)"
 
 

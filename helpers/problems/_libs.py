@@ -40,13 +40,10 @@ def _body(fn) -> str:
 
 
 @dataclass(eq=False, repr=False)
-class ArrayExercise(Exercise):
-    reference: Callable = None  # (xp, *arrays) -> array
-    make_inputs: Callable = None  # rng -> tuple of NumPy arrays
-    trials: int = 4
-    rtol: float = 1e-5
-    atol: float = 1e-6
-    mistakes: tuple = ()  # (wrong(xp, *arrays), message)
+class _FunctionAnswer(Exercise):
+    """The answer is a Python function; the model answer is ``reference``."""
+
+    reference: Callable = None
 
     def reference_answer(self):
         return self.reference
@@ -54,9 +51,24 @@ class ArrayExercise(Exercise):
     def _solution_text(self):
         return _source(self.reference)
 
-    def _grade(self, fn, rng):
+    def _not_a_function(self, fn):
         if not callable(fn):
             return "failed", f"pass your function itself, e.g. check({self.name}).", None, {}
+        return None
+
+
+@dataclass(eq=False, repr=False)
+class ArrayExercise(_FunctionAnswer):
+    # reference: (xp, *arrays) -> array
+    make_inputs: Callable = None  # rng -> tuple of NumPy arrays
+    trials: int = 4
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    mistakes: tuple = ()  # (wrong(xp, *arrays), message)
+
+    def _grade(self, fn, rng):
+        if (bad := self._not_a_function(fn)):
+            return bad
         if re.search(r"\b(np|numpy)\s*\.", _body(fn)):
             return ("failed", "your function calls NumPy directly (np.…): write xp.… instead, so the same code runs "
                     "on CuPy arrays on the GPU.", None, {})
@@ -177,23 +189,16 @@ class CudaCExercise(Exercise):
 
 
 @dataclass(eq=False, repr=False)
-class CallExercise(Exercise):
+class CallExercise(_FunctionAnswer):
     """``judge(fn, rng) -> (ok, message)`` does the whole check; used where answers must raise,
     return addresses, or be compared in a way ``FunctionExercise`` does not model."""
 
-    reference: Callable = None
     judge: Callable = None
     success: str = "correct."
 
-    def reference_answer(self):
-        return self.reference
-
-    def _solution_text(self):
-        return _source(self.reference)
-
     def _grade(self, fn, rng):
-        if not callable(fn):
-            return "failed", f"pass your function itself, e.g. check({self.name}).", None, {}
+        if (bad := self._not_a_function(fn)):
+            return bad
         ok, message = self.judge(fn, rng)
         return ("passed" if ok else "failed"), message, None, {}
 
