@@ -36,11 +36,12 @@ endif
 NOTEBOOK_TESTS := --nbval --nbval-kernel-name python3 --nbval-cell-timeout 600 -p no:cacheprovider
 XDIST := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
-.PHONY: help env lab test test-fast test-gpu notebooks lock pycuda bench grade clean browser-deps test-browser screenshots
+.PHONY: help env lab lint test test-fast test-gpu notebooks lock pycuda bench grade clean browser-deps test-browser screenshots
 
 help:
 	@echo "make lab        open the course in JupyterLab (builds .venv the first time)"
-	@echo "make test       run every test in CPU mode (unit tests + every notebook through nbval)"
+	@echo "make test       run every test in CPU mode (lint, unit tests, every notebook through nbval)"
+	@echo "make lint       ruff check + ruff format --check over helpers/, tools/, bench/, tests/"
 	@echo "make test-gpu   run the notebooks on a real GPU and write docs/gpu-test-record.md"
 	@echo "make notebooks  regenerate notebooks/ from solutions/ (the source of truth)"
 	@echo "make lock       re-resolve requirements/*.lock from requirements/*.in"
@@ -57,7 +58,13 @@ lab: $(ENV_DEP)
 	$(PY) -m jupyter lab --ip=127.0.0.1 --port=$(PORT) --notebook-dir=. \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) $(LAB_ARGS) notebooks/00_setup.ipynb
 
-test: $(ENV_DEP)
+# The pinned ruff (requirements/common.in); make test runs it first, so CI does.
+LINT_PATHS := helpers tools bench tests conftest.py
+lint: $(ENV_DEP)
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m ruff format --check $(LINT_PATHS)
+
+test: $(ENV_DEP) lint
 	COURSE_MODE=cpu $(PY) -m pytest $(XDIST) $(NOTEBOOK_TESTS) --ignore=tests/gpu --ignore=tests/browser tests notebooks solutions
 
 # Unit tests only (no notebooks): the quick loop while editing helpers/.

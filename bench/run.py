@@ -158,7 +158,7 @@ class Bench:
         if not bool((dst == src).all()):
             raise RuntimeError("device-to-device copy produced different bytes")
         seconds, runs = self.time(launch)
-        del src, dst
+        src = dst = None  # free the buffers now (launch() is not called again)
         self.free()
         return report.Ceiling("copy", "Device-to-device copy", 2 * nbytes / seconds,
                               f"`cudaMemcpyAsync`, {nbytes / 2**20:.0f} MiB, read + write bytes, median of {runs}"
@@ -191,7 +191,7 @@ class Bench:
         compute = linalg.compute_type_to_str(linalg.get_compute_type(cp.float32))
         tf32 = "TF32 suspected: error too large for FP32" if err > 1e-6 else "plain FP32"
         seconds, runs = self.time(launch)
-        del A, B, C
+        A = B = C = None  # free the buffers now (launch() is not called again)
         self.free()
         return report.Ceiling("sgemm", "cuBLAS SGEMM (float32, TF32 off)", 2 * s**3 / seconds,
                               f"`cupy.matmul`, {s}³, CuPy compute type {compute}; scaled error vs float64 "

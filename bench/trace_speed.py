@@ -22,7 +22,7 @@ import helpers  # noqa: E402,F401  - decides the mode before numba.cuda is impor
 import numpy as np  # noqa: E402
 from numba import cuda, float32  # noqa: E402
 
-from helpers.trace import trace  # noqa: E402
+from helpers.tracer import trace  # noqa: E402
 
 warnings.simplefilter("ignore")
 GRID, BLOCK = 4, 256

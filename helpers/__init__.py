@@ -1,16 +1,22 @@
 """Helpers for the CUDA-from-Python course.
 
 ``import helpers`` must come first in every notebook: it decides CPU (simulator) or GPU
-mode before Numba is imported and prints a one-line banner. The modules, one job each:
+mode before Numba is imported and prints a one-line banner. Learners use ``helpers.trace``,
+``helpers.progress()``, ``helpers.gpu_only`` and ``helpers.size``; the rest, one job each:
 
-- ``helpers.env``        mode detection, the banner, ``gpu_only`` and ``size``
-- ``helpers.geometry``   launch geometry and the interactive grid explorer
-- ``helpers.trace``      run a kernel on the CPU and record every memory access
-- ``helpers.verdicts``   races, out-of-bounds and other verdicts, plus metrics, from a trace
-- ``helpers.draw``       matplotlib pictures of grids and traces
-- ``helpers.exercises``  self-checking exercises: check, hint, solution, progress
-- ``helpers.grade``      the instructors' batch grader
-- ``helpers._numba``     the only module that touches Numba internals
+- ``helpers.env``         environment and mode: detection, the banner, ``gpu_only``, ``size``
+- ``helpers.limits``      the hardware limits of a launch, defined once
+- ``helpers.geometry``    launch geometry, launch pictures and the grid explorer (no Numba)
+- ``helpers.tracer``      the CPU tracer: run a kernel, record every access, verdicts, metrics, pictures
+- ``helpers.exercises``   the exercise engine: kinds, inputs, launch rules, checks, explanations, progress
+- ``helpers.problems``    the course's exercises as data, one module per notebook
+- ``helpers.grading``     the instructors' batch grader (``python -m helpers.grade``)
+- ``helpers.cuda_c``      CUDA C: compile with NVRTC, check ``cuda.bindings`` results
+- ``helpers._numba``      the only module that touches Numba internals
+
+Layers, lowest first (a module imports only from its own layer or lower ones;
+``tests/test_import_graph.py`` enforces it): errors, limits, _style, _files -> _numba, env,
+cuda_c -> geometry -> tracer -> exercises -> problems -> grading and this package root.
 """
 
 from . import env
@@ -39,14 +45,23 @@ if _install_ipython_handler():
     banner()
 
 
-def __getattr__(name):
-    # Heavy modules load on first use so `import helpers` stays fast and light.
-    if name == "trace":
-        from .trace import trace
+def trace(kernel, *args, **options):
+    """Run `kernel` on the CPU, one thread at a time, and record every memory access.
 
-        return trace
-    if name == "progress":
-        from .exercises import progress
+    `helpers.trace(kernel, griddim, blockdim, *args, outputs=("out",))` or
+    `helpers.trace(kernel[griddim, blockdim], *args)`; returns a `Trace` (see
+    `helpers.tracer`). A function here, not a module, so `helpers.trace` means the same
+    whatever was imported before; the tracer itself loads on first use.
+    """
+    from .tracer import trace as _trace
 
-        return progress
-    raise AttributeError(f"module 'helpers' has no attribute {name!r}")
+    return _trace(kernel, *args, **options)
+
+
+def progress(show: bool = True):
+    """Show a table of this learner's exercises (status, attempts, points, last result);
+    ``show=False`` returns the rows instead."""
+    from .exercises.progress import show_progress
+    from .problems import all_exercises
+
+    return show_progress(all_exercises(), show)

@@ -110,8 +110,6 @@ def cuda_attribute(name):
 
 def simulator_active():
     """Whether Numba reads the simulator flag as on (None when numba is not imported yet)."""
-    import sys
-
     config = sys.modules.get("numba.core.config")
     return None if config is None else bool(config.ENABLE_CUDASIM)
 

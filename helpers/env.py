@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .errors import CourseError, GPURequired
 
@@ -53,7 +53,6 @@ class Mode:
     gpu: bool
     reason: str
     info: GPUInfo
-    gpu_only_skipped: list = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -199,7 +198,6 @@ def gpu_only(what: str) -> bool:
         with open(log, "a") as f:
             f.write(json.dumps({"what": what, "ran": ran, "cwd": os.getcwd()}) + "\n")
     if not ran:
-        MODE.gpu_only_skipped.append(what)
         print(f"[GPU only] Skipped: {what} (CPU mode: {MODE.reason}).")
     return ran
 

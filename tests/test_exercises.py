@@ -15,7 +15,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from helpers import _progress, exercises as E  # noqa: E402
+from helpers import exercises as E
+from helpers.exercises import explain, inputs, launch
+from helpers.exercises import progress as _progress  # noqa: E402
 from helpers.problems import nb01, nb02  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,20 +82,20 @@ def test_success_line_has_a_figure():
 
 def test_outputs_are_poisoned_and_accumulators_initialised():
     rng = np.random.default_rng(0)
-    assert np.isnan(E._make(E.Out("o"), rng, 5, (1,))).all()
-    ints = E._make(E.Out("o", "int32"), rng, 5, (1,))
+    assert np.isnan(inputs.make(E.Out("o"), rng, 5, (1,))).all()
+    ints = inputs.make(E.Out("o", "int32"), rng, 5, (1,))
     assert (ints == np.iinfo(np.int32).min).all()
-    assert (E._make(E.Acc("h", "int32", shape=(4,)), rng, 5, (1,)) == 0).all()
-    assert E._make(E.Out("o", shape="blocks"), rng, 100, (4,)).shape == (4,)
-    x = E._make(E.In("d", "int32", low=0, high=3), rng, 1000, (1,))
+    assert (inputs.make(E.Acc("h", "int32", shape=(4,)), rng, 5, (1,)) == 0).all()
+    assert inputs.make(E.Out("o", shape="blocks"), rng, 100, (4,)).shape == (4,)
+    x = inputs.make(E.In("d", "int32", low=0, high=3), rng, 1000, (1,))
     assert x.dtype == np.int32 and set(np.unique(x)) == {0, 1, 2}
-    s = E._make(E.Scalar("a"), rng, 5, (1,))
+    s = inputs.make(E.Scalar("a"), rng, 5, (1,))
     assert isinstance(s, np.float32)
 
 
 def test_default_sizes_cover_small_partial_and_several_blocks():
     for seed in range(20):
-        small, *big = E._default_sizes(np.random.default_rng(seed), 32, 32)
+        small, *big = inputs.default_sizes(np.random.default_rng(seed), 32, 32)
         assert 1 <= small < 32
         assert all(n > 64 and n % 32 for n in big)
 
@@ -102,18 +104,18 @@ def test_compare_separates_unwritten_from_wrong():
     exp = np.arange(6, dtype=np.float32)
     got = exp.copy()
     got[1], got[4] = np.nan, 99
-    un, wr = E._compare(got, exp, 1e-5, 1e-6, True)
+    un, wr = explain.compare(got, exp, 1e-5, 1e-6, True)
     assert list(un) == [1] and list(wr) == [4]
-    un, wr = E._compare(got, exp, 1e-5, 1e-6, False)  # accumulators have no poison
+    un, wr = explain.compare(got, exp, 1e-5, 1e-6, False)  # accumulators have no poison
     assert list(un) == [] and list(wr) == [1, 4]
 
 
 def test_unwritten_message_names_the_cause():
-    msg = E._unwritten_message("out", np.arange(96, 100), 100, (4,), (32,), "per_element")
+    msg = explain.unwritten_message("out", np.arange(96, 100), 100, (4,), (32,), "per_element")
     assert "96–99" in msg and "last, partial block" in msg
-    msg = E._unwritten_message("out", np.arange(32, 100), 100, (4,), (32,), "per_element")
+    msg = explain.unwritten_message("out", np.arange(32, 100), 100, (4,), (32,), "per_element")
     assert "only the first block" in msg
-    msg = E._unwritten_message("out", np.arange(0, 100, 2), 100, (4,), (32,), "per_element")
+    msg = explain.unwritten_message("out", np.arange(0, 100, 2), 100, (4,), (32,), "per_element")
     assert "50 of 100" in msg and "exactly one thread" in msg
 
 
@@ -176,7 +178,7 @@ def test_out_of_bounds_found_by_tracer():
 ])
 def test_bad_launch_configurations(cfg, says):
     with pytest.raises(helpers.errors.LearnerError, match=None) as err:
-        E._validate_launch(cfg)
+        launch.validate_launch(cfg)
     assert says in str(err.value)
 
 

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from numba import cuda  # noqa: E402
 
-from helpers.trace import trace  # noqa: E402
+from helpers.tracer import trace  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

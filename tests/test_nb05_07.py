@@ -26,7 +26,7 @@ import pytest  # noqa: E402
 
 from bench import kernels as K  # noqa: E402
 from bench import report  # noqa: E402
-from helpers.trace import trace  # noqa: E402
+from helpers.tracer import trace  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ("nb05", "nb06", "nb07")

@@ -73,7 +73,7 @@ def test_array_exercise_names_its_stand_in():
 
 
 def test_numba_solution_kernels_trace_clean():
-    from helpers.trace import trace
+    from helpers.tracer import trace
 
     n = 70
     x, y = np.random.default_rng(0).random((2, n), dtype=np.float32)

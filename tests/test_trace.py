@@ -23,7 +23,7 @@ from numba import cuda  # noqa: E402
 
 from corpus import BUGGY, CASES  # noqa: E402
 from helpers.errors import KernelError, LearnerError, UnsupportedByTracer  # noqa: E402
-from helpers.trace import Trace, trace  # noqa: E402
+from helpers.tracer import Trace, trace  # noqa: E402
 
 
 def run_case(case):
@@ -274,7 +274,7 @@ if "numba.core.config" in sys.modules:
 import numpy as np
 from numba import cuda
 from helpers import _numba
-from helpers.trace import trace
+from helpers.tracer import trace
 
 @cuda.jit(device=True)
 def twice(v):

@@ -248,7 +248,7 @@ class Runner:
     def _neutralise(self, E):
         runner = self
 
-        def check(self, answer=E._MISSING, seed=None, **options):
+        def check(self, answer=E.base.MISSING, seed=None, **options):
             ex_id = runner.by_object.get(id(self))
             if ex_id is not None:
                 runner.pending[ex_id] = (answer, options, runner.cell)
@@ -411,7 +411,7 @@ class Runner:
             self.cell = None
             self.emit({"type": "grading", "exercise": ex_id})
             if spec.get("answer") is None:
-                answer = self.E._MISSING
+                answer = self.E.base.MISSING
             else:
                 answer, exc = timed(lambda: eval(compile(spec["answer"], "<answer>", "eval"), self.ns), self.cell_timeout)
                 if exc is not None:

@@ -24,6 +24,7 @@ import time
 import traceback
 from pathlib import Path
 
+from .._files import atomic_write
 from . import report
 from .course import load_course
 from .execute import ROOT, Settings, copy_pictures, grade_submission
@@ -151,7 +152,7 @@ def run(args) -> int:
     settings = Settings(args.cell_timeout, args.grade_timeout or args.cell_timeout, args.timeout, args.retries,
                         memory if mode == "cpu" else 0, mode)
     manifest.update(mode=mode, jobs=jobs, cell_timeout=args.cell_timeout, timeout=args.timeout)
-    report.atomic_write(out / "run.json", json.dumps(manifest, indent=1))
+    atomic_write(out / "run.json", json.dumps(manifest, indent=1))
     max_points, warnings = point_table(course, args.points)
 
     scratch = Path(tempfile.mkdtemp(prefix="grade-"))
@@ -227,7 +228,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
                 failed += 1
                 rec = _internal_error(sub, nb, traceback.format_exc())
             rec["fingerprint"] = fp
-            report.atomic_write(_record_path(out, sub), json.dumps(rec, indent=1, default=str))
+            atomic_write(_record_path(out, sub), json.dumps(rec, indent=1, default=str))
             records[sub.key] = rec
             ordered = sorted(records.values(), key=lambda r: (r["student"], r["notebook"]))
             report.write_tables(out, ordered, max_points, {k: v for k, v in manifest.items() if k != "seeds"})

@@ -10,22 +10,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
+
+from .._files import atomic_write
 
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "error": "error", "not_attempted": "not attempted",
                 "not_graded": "not graded", "tampering": "tampering"}
 MARK = {"passed": "✅", "failed": "❌", "error": "❌", "not_attempted": "⬜", "not_graded": "⚠️", "tampering": "⛔"}
 
 
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def scored(records: list, max_points: dict) -> list[dict]:

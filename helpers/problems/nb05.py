@@ -8,9 +8,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from helpers.exercises import In, KernelExercise, Out, per_element, register
-
-from ._grid2d import grid2d
+from helpers.exercises import In, KernelExercise, Out, grid2d, per_element, register
 
 # ----------------------------------------------------------------------------- 1. stencil
 
@@ -96,7 +94,7 @@ matmul_tiled = KernelExercise(
             "(x = column, y = row)."),
     args=(In("A", shape=lambda n: (n, _k(n))), In("B", shape=lambda n: (_k(n), _n(n))), Out("C", shape=lambda n: (n, _n(n)))),
     expect=lambda A, B: (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32),
-    reference=_matmul_tiled, launch=grid2d((TILE, TILE), (TILE, TILE), cols=_n), sizes=_matmul_sizes, rtol=1e-4, atol=1e-4,
+    reference=_matmul_tiled, launch=grid2d((TILE, TILE), shape=lambda n: (n, _n(n))), sizes=_matmul_sizes, rtol=1e-4, atol=1e-4,
     budgets={"global_reads_per_thread": (10, "stage TILE x TILE tiles of A and B in shared memory: each thread should read "
                                              "one element of A and one of B per tile, not a whole row and column.")},
     hints=("Start from the square version in section 3: M, K = A.shape and N = B.shape[1] replace n.",
@@ -142,7 +140,7 @@ transpose_padded = KernelExercise(
             "must be coalesced and the tile free of bank conflicts."),
     args=(In("inp", shape=lambda n: (n, _cols(n))), Out("out", shape=lambda n: (_cols(n), n))),
     expect=lambda inp: np.ascontiguousarray(inp.T), reference=_transpose_padded,
-    launch=grid2d((T_TILE, T_TILE), (T_TILE, T_ROWS), cols=_cols), sizes=_transpose_sizes,
+    launch=grid2d((T_TILE, T_ROWS), tile=(T_TILE, T_TILE), shape=lambda n: (n, _cols(n))), sizes=_transpose_sizes,
     budgets={"coalescing": (0.8, "write `out` along rows too: read the tile column-wise (tile[tx, ty + j]) and write out[y, x] with x running along threadIdx.x."),
              "bank_ways_max": (1, "a warp reading a tile column hits one bank 32 times: give the tile one extra column, shape (T_TILE, T_TILE + 1).")},
     hints=("First loop: tile[ty + j, tx] = inp[y, x] for j = 0, T_ROWS, 2*T_ROWS, ... (guard y and x).",

@@ -4,13 +4,12 @@ The row-sum exercise has a coalescing budget: one thread per row gives the right
 fails it, which is exactly the lesson.
 """
 
-from dataclasses import dataclass
 
 import numba
 import numpy as np
 from numba import cuda
 
-from helpers.exercises import FunctionExercise, In, Ints, KernelExercise, LaunchRule, Out, ValueExercise, register
+from helpers.exercises import FunctionExercise, In, Ints, KernelExercise, Out, ValueExercise, one_block_per_row, register
 
 # ----------------------------------------------------------------------------- 1. sectors
 
@@ -32,12 +31,6 @@ sectors = ValueExercise(
 # ----------------------------------------------------------------------------- 2. coalesced row sums
 
 WARP = 32
-
-
-@dataclass(frozen=True)
-class _OneBlockPerRow(LaunchRule):
-    def config(self, n):
-        return (n,), (self.threads,)
 
 
 def _cols(n):
@@ -73,7 +66,7 @@ row_sums = KernelExercise(
             "Reads must be coalesced: the lanes of the block walk along the row together, then add up their partial sums in shared memory."),
     args=(In("A", shape=lambda n: (n, _cols(n))), Out("out")),
     expect=lambda A: A.astype(np.float64).sum(axis=1).astype(np.float32), reference=_row_sums,
-    launch=_OneBlockPerRow("per_element", WARP), sizes=_row_sum_sizes, rtol=1e-4, atol=1e-4,
+    launch=one_block_per_row(WARP), sizes=_row_sum_sizes, rtol=1e-4, atol=1e-4,
     budgets={"coalescing": (0.75, "lane k should read columns k, k + 32, k + 64, ...: then a warp reads 32 neighbouring floats at once."),
              "global_reads_per_thread": (4, "one busy thread per row leaves 31 lanes of the warp idle and reads one float per "
                                             "step: let all 32 lanes walk the row together (columns lane, lane + 32, ...).")},

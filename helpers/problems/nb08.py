@@ -7,7 +7,7 @@ exercises are compiled with NVRTC everywhere and run (numbers checked) only on a
 import numpy as np
 
 from helpers.exercises import register
-from helpers.problems._libs import ArrayExercise, CudaCExercise, gpu_output_with_guard, guard_intact
+from helpers.exercises.libraries import ArrayExercise, CudaCExercise, gpu_output_with_guard, guard_intact
 
 
 def _normalize_rows(xp, a):

@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from helpers.exercises import FunctionExercise, ValueExercise, register
-from helpers.problems._libs import CudaCExercise, gpu_output_with_guard, guard_intact
+from helpers.exercises.libraries import CudaCExercise, gpu_output_with_guard, guard_intact
 
 context_import = ValueExercise(
     prompt="Which module do you import so that PyCUDA uses the primary context, the one Numba, CuPy and cuda.core use? (a string)",

@@ -10,7 +10,7 @@ import numpy as np
 
 from helpers import cuda_c
 from helpers.exercises import register
-from helpers.problems._libs import CallExercise
+from helpers.exercises.libraries import CallExercise
 
 # ----------------------------------------------------------------------------- check()
 

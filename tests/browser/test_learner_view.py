@@ -229,7 +229,7 @@ def test_exercise_feedback_green_and_red(notebook, course_dir, save_picture):
 # ---------------------------------------------------------------------------------- tracer
 
 TRACER_CELLS = [  # the kernel and its trace in one cell, so the README picture tells the whole story
-    "import helpers\nimport numpy as np\nfrom numba import cuda, float32\nfrom helpers.trace import trace",
+    "import helpers\nimport numpy as np\nfrom numba import cuda, float32\nfrom helpers.tracer import trace",
     """@cuda.jit
 def reverse(a, out):
     tile = cuda.shared.array(16, float32)

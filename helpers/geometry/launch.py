@@ -1,4 +1,4 @@
-"""Launch geometry: which thread handles which element, and the interactive grid explorer.
+"""Launch geometry: which thread handles which element, as plain arithmetic.
 
 Everything here is plain arithmetic on the CUDA execution model (no Numba), so notebook 01
 can show the model before any kernel exists. Conventions follow Numba's ``cuda.grid``:
@@ -13,10 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LearnerError
-
-MAX_THREADS_PER_BLOCK = 1024
-WARP_SIZE = 32
+from ..errors import LearnerError
+from ..limits import MAX_THREADS_PER_BLOCK
 
 
 def blocks_for(n: int, threads_per_block: int) -> int:
@@ -120,73 +118,3 @@ def launch_2d(shape: tuple[int, int], block: tuple[int, int], grid: tuple[int, i
         _positive_int("grid x", grid[0]), _positive_int("grid y", grid[1]))
     return Launch((rows, cols), (bx, by), g)
 
-
-def draw_launch(launch, ax=None):
-    """Picture of a launch (see helpers.draw): blocks, threads, elements, idle and skipped."""
-    from .draw import draw_launch as _draw
-
-    return _draw(launch, ax)
-
-
-# ----------------------------------------------------------------------------- explorer
-def grid_explorer(dims: int = 1):
-    """Sliders for array size, threads per block and blocks per grid, redrawing the launch.
-
-    The block-count rule is a control of its own so the classic bug can be switched on:
-    floor division ``n // t`` leaves the last partial block's elements unhandled.
-    """
-    import ipywidgets as w
-    from IPython.display import display
-
-    from .draw import draw_launch
-
-    style = {"description_width": "150px"}
-
-    def lay():  # one Layout per control: hiding one control must not hide the others
-        return w.Layout(width="460px")
-
-    mode = w.ToggleButtons(options=[("1D", 1), ("2D", 2)], value=dims, description="launch")
-    n = w.IntSlider(5, 1, 200, description="array length n", style=style, layout=lay())
-    rows = w.IntSlider(20, 1, 64, description="rows", style=style, layout=lay())
-    cols = w.IntSlider(20, 1, 64, description="cols", style=style, layout=lay())
-    tpb = w.IntSlider(32, 1, 128, description="threads per block", style=style, layout=lay())
-    bxy = w.IntSlider(8, 1, 32, description="block side (x = y)", style=style, layout=lay())
-    rule = w.Dropdown(options=[("ceil: (n + t - 1) // t", "ceil"), ("floor: n // t  (the bug)", "floor"),
-                               ("manual", "manual")], value="ceil", description="blocks per grid", style=style, layout=lay())
-    manual = w.IntSlider(1, 1, 64, description="manual blocks", style=style, layout=lay())
-    out = w.Output()
-    info = w.HTML()
-
-    def current() -> Launch:
-        if mode.value == 1:
-            if rule.value == "ceil":
-                return launch_1d(n.value, tpb.value)
-            b = max(1, n.value // tpb.value) if rule.value == "floor" else manual.value
-            return launch_1d(n.value, tpb.value, b)
-        shape, blk = (rows.value, cols.value), (bxy.value, bxy.value)
-        if rule.value == "ceil":
-            return launch_2d(shape, blk)
-        if rule.value == "floor":
-            return launch_2d(shape, blk, (max(1, cols.value // bxy.value), max(1, rows.value // bxy.value)))
-        return launch_2d(shape, blk, (manual.value, manual.value))
-
-    def redraw(*_):
-        for s in (n, tpb):
-            s.layout.display = "" if mode.value == 1 else "none"
-        for s in (rows, cols, bxy):
-            s.layout.display = "" if mode.value == 2 else "none"
-        manual.layout.display = "" if rule.value == "manual" else "none"
-        launch = current()
-        # pre-wrap keeps the formula's alignment but wraps long lines between words
-        info.value = (f"<pre style='white-space: pre-wrap; word-break: normal; overflow-wrap: normal'>"
-                      f"{launch.formula()}\n{launch.describe()}</pre>")
-        out.clear_output(wait=True)
-        with out:
-            display(draw_launch(launch))
-
-    for c in (mode, n, rows, cols, tpb, bxy, rule, manual):
-        c.observe(redraw, names="value")
-    box = w.VBox([mode, n, rows, cols, tpb, bxy, rule, manual, info, out])
-    redraw()
-    display(box)
-    return box

@@ -14,13 +14,15 @@ Rules (see the course notes for why):
   * unwritten_output: elements of an `outputs` array that no thread wrote.
 """
 
+
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .trace import ATOMIC, READ, WRITE, _unlinear
+from .records import ATOMIC, READ, WRITE, unlinear
 
-__all__ = ["Verdict", "Metrics", "find_verdicts", "compute_metrics", "summarize", "warp_groups"]
+
+__all__ = ["Verdict", "VERDICT_KINDS", "find_verdicts", "group_ids"]
 
 VERDICT_KINDS = ("out_of_bounds", "race", "uninitialized_shared", "divergent_barrier",
                  "unwritten_output")
@@ -51,7 +53,7 @@ class Verdict:
 # small helpers
 # ----------------------------------------------------------------------------------------------
 
-def _group_ids(*cols):
+def group_ids(*cols):
     """Dense group id per row for the combination of `cols` (and the number of groups)."""
     n = len(cols[0])
     if n == 0:
@@ -214,13 +216,13 @@ def _races(t):
     cross = np.zeros(len(a), bool)
 
     # same block, same epoch: actors are threads
-    gid, ng = _group_ids(a.array, block, a.epoch, a.index)
+    gid, ng = group_ids(a.array, block, a.epoch, a.index)
     bad = _conflicting_groups(gid, ng, a.gtid, a.kind)
     racy |= bad[gid]
     # different blocks, any epoch (global memory only): actors are blocks
     g = np.flatnonzero(is_global)
     if len(g):
-        gid2, ng2 = _group_ids(a.array[g], a.index[g])
+        gid2, ng2 = group_ids(a.array[g], a.index[g])
         bad2 = _conflicting_groups(gid2, ng2, block[g], a.kind[g])
         cross[g] = bad2[gid2]
     verdicts = []
@@ -312,7 +314,7 @@ def _uninitialized(t):
     rows = np.flatnonzero(shared[a.array])
     if len(rows) == 0:
         return []
-    gid, ng = _group_ids(a.array[rows], a.block[rows], a.index[rows])
+    gid, ng = group_ids(a.array[rows], a.block[rows], a.index[rows])
     first = np.full(ng, len(a), np.int64)
     np.minimum.at(first, gid, rows)  # rows are in execution order
     bad = first[a.kind[first] != WRITE]
@@ -343,7 +345,7 @@ def _divergent(t):
     if not t.divergent:
         return []
     ev = t.divergent[0]
-    block = _fmt3(_unlinear(ev["block"], t.griddim), t.griddim)
+    block = _fmt3(unlinear(ev["block"], t.griddim), t.griddim)
     missing = []
     if ev["finished"]:
         missing.append(f"threads {_ranges(ev['finished'])} had already finished")
@@ -394,168 +396,3 @@ def _unwritten(t):
     return verdicts
 
 
-# ----------------------------------------------------------------------------------------------
-# metrics
-# ----------------------------------------------------------------------------------------------
-
-@dataclass
-class Metrics:
-    """How the kernel used memory. Per-thread figures are (mean, max) over every thread."""
-
-    threads: int
-    global_reads: tuple
-    global_writes: tuple
-    shared_reads: tuple
-    shared_writes: tuple
-    atomics: tuple
-    warp_accesses: int  # warp-wide global accesses
-    sectors: int  # 32-byte sectors they touched
-    ideal_sectors: int  # the fewest sectors that could hold the same bytes
-    coalescing: float  # ideal_sectors / sectors: 1.0 is perfect
-    shared_warp_accesses: int
-    bank_conflicted: int  # warp-wide shared accesses that needed more than one pass
-    bank_ways_mean: float  # passes per shared warp access / ideal passes
-    bank_ways_max: int
-    idle_threads: int  # threads that touched no global or shared memory
-
-    def __str__(self):
-        lines = [
-            f"per thread (mean / max): global reads {self.global_reads[0]:.1f} / "
-            f"{self.global_reads[1]}, global writes {self.global_writes[0]:.1f} / "
-            f"{self.global_writes[1]}, shared reads {self.shared_reads[0]:.1f} / "
-            f"{self.shared_reads[1]}, shared writes {self.shared_writes[0]:.1f} / "
-            f"{self.shared_writes[1]}, atomics {self.atomics[0]:.1f} / {self.atomics[1]}",
-        ]
-        if self.warp_accesses:
-            lines.append(f"coalescing: {self.coalescing:.0%} ({self.ideal_sectors} sectors "
-                         f"needed, {self.sectors} touched, {self.warp_accesses} warp-wide "
-                         f"global accesses)")
-        if self.shared_warp_accesses:
-            lines.append(f"shared-memory bank conflicts: {self.bank_conflicted} of "
-                         f"{self.shared_warp_accesses} warp-wide accesses (worst: "
-                         f"{self.bank_ways_max}-way)")
-        lines.append(f"idle threads (touched no memory): {self.idle_threads} of {self.threads}")
-        return "\n".join(lines)
-
-
-def _per_thread(t, mask):
-    counts = np.bincount(t.accesses.gtid[mask], minlength=t.nthreads)
-    return (float(counts.mean()) if len(counts) else 0.0, int(counts.max()) if len(counts) else 0)
-
-
-def warp_groups(t, space):
-    """Warp-wide accesses to arrays in `space` ("global" or "shared").
-
-    Returns (rows, gid, ngroups, address): `rows` are positions in t.accesses; `gid` numbers
-    the warp-wide access each belongs to: same block, warp, source line, epoch, array, kind and
-    the same per-thread occurrence (k-th time this thread ran that access).  `address` is the
-    byte offset of each accessed element from the start of its array.
-    """
-    a = t.accesses
-    in_space = np.array([info.space == space for info in t.arrays], bool)
-    rows = np.flatnonzero(in_space[a.array]) if len(a) else np.zeros(0, np.int64)
-    if len(rows) == 0:
-        return rows, rows, 0, rows
-    key = (a.gtid[rows], a.epoch[rows], a.loc[rows], a.array[rows], a.kind[rows])
-    gid, ng = _group_ids(*key)
-    # occurrence count within each (thread, epoch, line, array, kind) group, in execution order
-    order = np.lexsort((rows, gid))
-    starts = np.r_[0, np.flatnonzero(np.diff(gid[order])) + 1]
-    counts = np.diff(np.r_[starts, len(order)])
-    occ_sorted = np.arange(len(order)) - np.repeat(starts, counts)
-    occ = np.empty(len(rows), np.int64)
-    occ[order] = occ_sorted
-    wid, nw = _group_ids(a.block[rows], a.warp[rows], a.loc[rows], a.epoch[rows],
-                         a.array[rows], a.kind[rows], occ)
-    address = np.zeros(len(rows), np.int64)
-    for aid in np.unique(a.array[rows]):
-        info = t.arrays[aid]
-        m = a.array[rows] == aid
-        multi = np.unravel_index(a.index[rows][m], info.shape)
-        address[m] = sum(i * s for i, s in zip(multi, info.strides))
-    return rows, wid, nw, address
-
-
-def coalescing_table(t):
-    """Per warp-wide global access: (sectors touched, ideal sectors)."""
-    rows, wid, nw, addr = warp_groups(t, "global")
-    if nw == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    a = t.accesses
-    itemsize = np.array([info.itemsize for info in t.arrays])[a.array[rows]]
-    # sectors: distinct (group, sector) pairs, counting both ends of each element
-    first = addr // 32
-    last = (addr + itemsize - 1) // 32
-    pairs = np.unique(np.stack([np.r_[wid, wid], np.r_[first, last]]), axis=1)
-    sectors = np.bincount(pairs[0], minlength=nw)
-    elems = np.unique(np.stack([wid, a.index[rows], itemsize]), axis=1)
-    needed = np.bincount(elems[0], weights=elems[2], minlength=nw)
-    ideal = np.ceil(needed / 32).astype(np.int64)
-    return sectors, ideal
-
-
-def bank_table(t):
-    """Per warp-wide shared access: (passes needed, ideal passes), 32 banks of 4 bytes.
-
-    Threads reading the same 4-byte word get it by broadcast, so only distinct words count;
-    the passes needed are the most distinct words that fall into any one bank.
-    """
-    rows, wid, nw, addr = warp_groups(t, "shared")
-    if nw == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), (rows, wid, addr)
-    a = t.accesses
-    itemsize = np.array([info.itemsize for info in t.arrays])[a.array[rows]]
-    words_per = np.maximum(itemsize // 4, 1)
-    rep = np.repeat(np.arange(len(rows)), words_per)
-    offs = np.arange(len(rep)) - np.repeat(np.cumsum(words_per) - words_per, words_per)
-    word = addr[rep] // 4 + offs
-    g = wid[rep]
-    # distinct (group, word); shared arrays are separate allocations: offset them apart
-    base = np.array([i << 32 for i in range(len(t.arrays))], dtype=np.int64)[a.array[rows]][rep]
-    uniq = np.unique(np.stack([g, word + base]), axis=1)
-    bank = (uniq[1] - (uniq[1] >> 32 << 32)) % 32
-    per_bank = np.unique(np.stack([uniq[0], bank]), axis=1, return_counts=True)
-    passes = np.zeros(nw, np.int64)
-    np.maximum.at(passes, per_bank[0][0], per_bank[1])
-    nwords = np.bincount(uniq[0], minlength=nw)
-    ideal = np.maximum(np.ceil(nwords / 32).astype(np.int64), 1)
-    return passes, ideal, (rows, wid, addr)
-
-
-def compute_metrics(t):
-    a = t.accesses
-    space = np.array([info.space for info in t.arrays] + ["none"], dtype=object)
-    arr_space = space[a.array] if len(a) else np.zeros(0, object)
-    glob, shar = arr_space == "global", arr_space == "shared"
-    sectors, ideal = coalescing_table(t)
-    passes, bank_ideal, _ = bank_table(t)
-    touched = np.zeros(t.nthreads, bool)
-    touched[a.gtid[glob | shar]] = True
-    ways = passes / bank_ideal if len(passes) else np.zeros(0)
-    return Metrics(
-        threads=t.nthreads,
-        global_reads=_per_thread(t, glob & (a.kind == READ)),
-        global_writes=_per_thread(t, glob & (a.kind == WRITE)),
-        shared_reads=_per_thread(t, shar & (a.kind == READ)),
-        shared_writes=_per_thread(t, shar & (a.kind == WRITE)),
-        atomics=_per_thread(t, a.kind == ATOMIC),
-        warp_accesses=len(sectors),
-        sectors=int(sectors.sum()),
-        ideal_sectors=int(ideal.sum()),
-        coalescing=float(ideal.sum() / sectors.sum()) if sectors.sum() else 1.0,
-        shared_warp_accesses=len(passes),
-        bank_conflicted=int((passes > bank_ideal).sum()),
-        bank_ways_mean=float(ways.mean()) if len(ways) else 1.0,
-        bank_ways_max=int(np.ceil(ways.max())) if len(ways) else 1,
-        idle_threads=int((~touched).sum()),
-    )
-
-
-def summarize(t):
-    head = (f"{t.kernel_name}: {t.nblocks} block(s) x {t.threads_per_block} threads, "
-            f"{len(t.accesses)} memory accesses traced.")
-    if t.verdicts:
-        body = "\n".join(f"- {v.message}" for v in t.verdicts)
-    else:
-        body = "No problems found."
-    return f"{head}\n{body}\n{t.metrics}"

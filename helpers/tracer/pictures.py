@@ -4,28 +4,19 @@ Every function returns a matplotlib Figure (already closed with pyplot, so Jupyt
 exactly once when it is a cell's last value; `fig.savefig("x.png")` works too).
 """
 
+
 import numpy as np
 
-from .errors import LearnerError
-from .trace import ATOMIC, READ, WRITE
+from .._style import OTHER_BLOCK, PROBLEM, UNTOUCHED, finish, pyplot
+from ..errors import LearnerError
+from .metrics import warp_groups
+from .records import ATOMIC, READ, WRITE
 
-__all__ = ["draw_accesses", "draw_coalescing", "draw_banks", "draw_launch"]
 
-PROBLEM = "#d62728"  # red: anything a verdict points at
-UNTOUCHED = "#ffffff"
-OTHER_BLOCK = "#d9d9d9"
+__all__ = ["draw_accesses", "draw_coalescing", "draw_banks"]
+
 MAX_TEXT_CELLS = 600  # above this, cells are too small to carry thread numbers
 
-
-def _pyplot():
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _finish(fig):
-    _pyplot().close(fig)  # returned, not auto-shown: Jupyter displays it once
-    return fig
 
 
 def _thread_colours(n):
@@ -71,7 +62,7 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
     Cell text is the thread number and what it did (W write, R read, A atomic); a red border
     marks an element a verdict is about; grey elements were touched only by other blocks.
     """
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.patches import Patch, Rectangle
 
     a = t.accesses
@@ -161,7 +152,7 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
     fig.legend(handles=legend, loc="lower center", ncol=3, fontsize=8, frameon=False)
     top = 1 - 0.75 / fig.get_figheight()
     fig.tight_layout(rect=(0, 0.4 / fig.get_figheight(), 1, top), h_pad=1.5)
-    return _finish(fig)
+    return finish(fig)
 
 
 def _block_label(t, block):
@@ -171,7 +162,6 @@ def _block_label(t, block):
 
 def _warp_selection(t, space, array, block, warp, limit):
     """The warp-wide accesses of one warp, as lists of access positions (first `limit`)."""
-    from .verdicts import warp_groups
 
     rows, wid, nw, addr = warp_groups(t, space)
     a = t.accesses
@@ -202,7 +192,7 @@ def draw_coalescing(t, array=None, block=0, warp=0, limit=6):
     sectors in between were skipped), with each lane placed at the bytes it read or wrote.
     Fewer, fuller sectors = better coalescing.
     """
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.patches import Rectangle
 
     groups, total = _warp_selection(t, "global", array, block, warp, limit)
@@ -249,7 +239,7 @@ def draw_coalescing(t, array=None, block=0, warp=0, limit=6):
                  f"{_block_label(t, block)}{more}; orange = a lane's element, number = lane",
                  fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    return _finish(fig)
+    return finish(fig)
 
 
 def draw_banks(t, array=None, block=0, warp=0, limit=6):
@@ -259,7 +249,7 @@ def draw_banks(t, array=None, block=0, warp=0, limit=6):
     it (broadcast).  A column holding several different words needs several passes: those
     extra passes are bank conflicts and are drawn in red.
     """
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.patches import Rectangle
 
     groups, total = _warp_selection(t, "shared", array, block, warp, limit)
@@ -305,123 +295,6 @@ def draw_banks(t, array=None, block=0, warp=0, limit=6):
                  f"the word)", fontsize=10)
     fig.supxlabel("bank", fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
-    return _finish(fig)
+    return finish(fig)
 
 
-# ----------------------------------------------------------------------------- launches
-# Pictures of a launch before any kernel runs (notebook 01, the grid explorer): blocks,
-# threads, which element each thread handles; idle threads grey, skipped elements red.
-from matplotlib.colors import to_rgb  # noqa: E402
-from matplotlib.patches import Patch, Rectangle  # noqa: E402
-
-BLOCK_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")  # tab10 minus red
-IDLE = OTHER_BLOCK
-SKIPPED = PROBLEM
-MAX_DRAWN = 1024  # beyond this a per-thread drawing is unreadable; draw blocks only
-
-
-def _label_ok(count: int) -> bool:
-    return count <= 64
-
-
-def draw_launch(launch, ax=None):
-    """Picture of a `helpers.geometry.Launch`. 1D: a row of threads per block over the array. 2D: the array as a grid coloured by block."""
-    if launch.ndim == 1:
-        return _draw_1d(launch, ax)
-    return _draw_2d(launch, ax)
-
-
-def _draw_1d(launch, ax=None):
-    n = launch.shape[0]
-    t, b = launch.block[0], launch.grid[0]
-    total = t * b
-    width = max(total, n)
-    fig = None
-    if ax is None:
-        fig, ax = _pyplot().subplots(figsize=(min(14, 2 + width * 0.28), 2.8))
-    fig = fig or ax.figure
-    shown = min(width, MAX_DRAWN)
-    labels = _label_ok(shown)
-    # threads (top row), grouped by block
-    for g in range(min(total, shown)):
-        blk = g // t
-        idle = g >= n
-        colour = IDLE if idle else BLOCK_COLOURS[blk % len(BLOCK_COLOURS)]
-        ax.add_patch(Rectangle((g, 1.3), 0.92, 0.9, facecolor=colour, edgecolor="white",
-                               hatch="//" if idle else None))
-        if labels:
-            ax.text(g + 0.46, 1.75, str(g % t), ha="center", va="center", fontsize=7)
-    for blk in range(b):
-        x0 = blk * t
-        if x0 >= shown:
-            break
-        ax.add_patch(Rectangle((x0 - 0.04, 1.25), min(t, shown - x0), 1.0, fill=False, edgecolor="black", lw=1.2))
-        ax.text(x0 + min(t, shown - x0) / 2, 2.45, f"block {blk}", ha="center", fontsize=8)
-    # elements (bottom row), coloured by the block that handles them
-    for i in range(min(n, shown)):
-        handled = i < total
-        colour = BLOCK_COLOURS[(i // t) % len(BLOCK_COLOURS)] if handled else SKIPPED
-        ax.add_patch(Rectangle((i, 0), 0.92, 0.9, facecolor=colour, edgecolor="white", alpha=0.55 if handled else 1))
-        if labels:
-            ax.text(i + 0.46, 0.45, str(i), ha="center", va="center", fontsize=7)
-    ax.text(-0.5, 1.75, "threads\n(threadIdx.x)", ha="right", va="center", fontsize=8)
-    ax.text(-0.5, 0.45, "elements\n(index i)", ha="right", va="center", fontsize=8)
-    ax.set_xlim(-0.2, shown + 0.2)
-    ax.set_ylim(-0.3, 2.8)
-    ax.set_axis_off()
-    idle, skipped = launch.idle(), launch.skipped()
-    title = f"{b} block(s) x {t} threads = {total} threads for {n} elements: {idle} idle"
-    if skipped:
-        title += f", {skipped} element(s) never handled"
-    if shown < width:
-        title += f"  (first {shown} drawn)"
-    ax.set_title(title, fontsize=10, color=SKIPPED if skipped else "black")
-    ax.legend(handles=[Patch(facecolor=IDLE, hatch="//", label="idle thread (i >= n)"),
-                       Patch(facecolor=SKIPPED, label="element no thread handles")],
-              loc="upper right", bbox_to_anchor=(1, -0.02), ncol=2, fontsize=8, frameon=False)
-    return _finish(fig)
-
-
-def _draw_2d(launch, ax=None):
-    rows, cols = launch.shape
-    bx, by = launch.block
-    gx, gy = launch.grid
-    span_x, span_y = max(cols, gx * bx), max(rows, gy * by)
-    fig = None
-    if ax is None:
-        side = min(9, 2 + max(span_x, span_y) * 0.22)
-        height = min(7, side * span_y / max(span_x, 1) + 0.6)  # tall grids must still fit a screen
-        fig, ax = _pyplot().subplots(figsize=(side, height))
-    fig = fig or ax.figure
-    img = np.ones((span_y, span_x, 3))
-    yy, xx = np.mgrid[0:span_y, 0:span_x]
-    launched = (xx < gx * bx) & (yy < gy * by)
-    inside = (xx < cols) & (yy < rows)
-    block_id = (yy // by) * gx + (xx // bx)
-    colours = np.array([to_rgb(c) for c in BLOCK_COLOURS])
-    img[launched & inside] = colours[block_id[launched & inside] % len(colours)] * 0.6 + 0.4
-    img[launched & ~inside] = to_rgb(IDLE)
-    img[~launched & inside] = to_rgb(SKIPPED)
-    ax.imshow(img, origin="upper", interpolation="nearest", extent=(0, span_x, span_y, 0))
-    ax.add_patch(Rectangle((0, 0), cols, rows, fill=False, edgecolor="black", lw=2))
-    for j in range(gy + 1):
-        ax.axhline(j * by, color="white", lw=1.2)
-    for i in range(gx + 1):
-        ax.axvline(i * bx, color="white", lw=1.2)
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("col = blockIdx.x * blockDim.x + threadIdx.x")
-    ax.set_ylabel("row = blockIdx.y * blockDim.y + threadIdx.y")
-    skipped = launch.skipped()
-    title = (f"grid ({gx}, {gy}) of ({bx}, {by}) blocks over a {rows}x{cols} array: "
-             f"{launch.idle()} idle threads")
-    if skipped:
-        title += f", {skipped} elements never handled"
-    ax.set_title(title, fontsize=10, color=SKIPPED if skipped else "black")
-    ax.legend(handles=[Patch(facecolor=IDLE, label="idle thread (outside the array)"),
-                       Patch(facecolor=SKIPPED, label="element no thread handles"),
-                       Patch(facecolor="none", edgecolor="black", label="the array")],
-              loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, fontsize=8, frameon=False)
-    return _finish(fig)

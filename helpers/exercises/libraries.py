@@ -1,4 +1,4 @@
-"""Exercise kinds for notebooks 08-11 (CuPy, PyCUDA, cuda-python, interop), built on helpers.exercises.
+"""Exercise kinds for notebooks 08-11 (CuPy, PyCUDA, cuda-python, interop).
 
 - ``ArrayExercise``  ``def f(xp, *arrays)`` written against the NumPy/CuPy array API. On a GPU it
   runs with ``xp = cupy``; in CPU mode NumPy stands in (CuPy mirrors NumPy's API), and the
@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from helpers import cuda_c, env
-from helpers.exercises import Exercise, _source
+from .. import cuda_c, env
+from .base import Exercise, source
 
 _allclose = np.allclose
 
@@ -49,7 +49,7 @@ class _FunctionAnswer(Exercise):
         return self.reference
 
     def _solution_text(self):
-        return _source(self.reference)
+        return source(self.reference)
 
     def _not_a_function(self, fn):
         if not callable(fn):

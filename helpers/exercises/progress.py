@@ -1,7 +1,6 @@
 """The learner's progress store (a small JSON file that survives kernel restarts) and its table.
 
-Named `_progress` because `helpers.progress` is the learner-facing function (`helpers.progress()`,
-lazily bound in `helpers/__init__.py`); a submodule of that name would shadow it.
+Learners call ``helpers.progress()``, which passes the shipped exercises to ``show_progress``.
 
 The file lives at ``$COURSE_PROGRESS_FILE`` when set (tests use a tmp path), otherwise at
 ``.course-progress.json`` in the course root: the nearest folder, from the current working
@@ -14,9 +13,10 @@ from __future__ import annotations
 import html
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
+
+from .._files import atomic_write
 
 FILENAME = ".course-progress.json"
 VERSION = 1
@@ -43,13 +43,8 @@ def load() -> dict:
 
 
 def _save(entries: dict) -> None:
-    path = progress_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".course-progress.", suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"version": VERSION, "exercises": entries}, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
+        atomic_write(progress_path(), json.dumps({"version": VERSION, "exercises": entries}, indent=1, sort_keys=True))
     except OSError:
         pass  # a read-only folder must not break a check; progress is a convenience
 
@@ -144,3 +139,19 @@ def table_html(rs: list[dict]) -> str:
 
 def _short(s: str, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def show_progress(exercises, show: bool = True):
+    """Show a table of this learner's exercises (status, attempts, points, last result), or return its rows."""
+    from .results import in_jupyter
+
+    rs = rows(exercises)
+    if not show:
+        return rs
+    if in_jupyter():
+        from IPython.display import HTML, display
+
+        display(HTML(table_html(rs)))
+    else:
+        print(table_text(rs))
+    return None

@@ -1,0 +1,142 @@
+"""What every exercise kind shares: ``check``/``hint``/``solution``, "not attempted", the registry.
+
+``grade(answer, seed)`` is pure and never raises: it returns a ``Result`` whose status is
+"passed", "failed", "not_attempted" or "error". ``check`` = grade + show + record progress.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _numba
+from ..errors import CourseError
+from . import progress as _progress
+from .results import Result, show, show_text
+
+PLACEHOLDER = "YOUR CODE HERE"  # the marker tools/sync_notebooks.py leaves in learners' notebooks
+MISSING = object()  # check() called with no answer at all
+
+def fresh_seed() -> int:
+    return int.from_bytes(os.urandom(4), "little") % 1_000_000  # short enough to retype
+
+
+def not_attempted(answer) -> bool:
+    """None, ..., or a function whose source still holds the ``# YOUR CODE HERE`` placeholder."""
+    if answer is None or answer is Ellipsis or answer is MISSING:
+        return True
+    if isinstance(answer, str) and PLACEHOLDER in answer:
+        return True
+    fn = _numba.python_function(answer) or (answer if inspect.isfunction(answer) else None)
+    if fn is not None:
+        try:
+            return PLACEHOLDER in inspect.getsource(fn)
+        except (OSError, TypeError):  # source unavailable (exec'd code): judge by running it
+            return False
+    return False
+
+
+@dataclass(eq=False)
+class Exercise:
+    """Fields common to every kind. ``name`` and ``notebook`` are filled by ``register``."""
+
+    prompt: str = ""
+    hints: tuple = ()
+    points: float = 1.0
+    name: str = ""
+    notebook: str = ""
+
+    random = True  # False for exercises with fixed answers: no seed to print
+
+    def __post_init__(self):
+        self._hint_level = 0
+
+    @property
+    def id(self) -> str:
+        return f"{self.notebook}.{self.name}" if self.notebook else self.name
+
+    def __repr__(self) -> str:  # never print the reference or the answer
+        return f"<{type(self).__name__} {self.id}: {self.prompt}>"
+
+    # -- learner API
+    def grade(self, answer=MISSING, seed: int | None = None, **options) -> Result:
+        """Pure: never prints, never raises (learner and checker problems become status "error")."""
+        seed = None if not self.random else fresh_seed() if seed is None else int(seed)
+        try:
+            if not_attempted(answer):
+                return self._result("not_attempted", f"not attempted yet: replace the `# {PLACEHOLDER}` line with "
+                                                     "your code, run that cell, then run this check again.", seed)
+            status, message, picture, metrics = self._grade(answer, np.random.default_rng(seed), **options)
+        except CourseError as e:  # LearnerError, KernelError, UnsupportedByTracer, GPURequired
+            return self._result("error", str(e), seed)
+        except Exception as e:  # noqa: BLE001 - the learner's code raised somewhere unexpected
+            return self._result("error", f"your code raised {type(e).__name__}: {e}; fix it and check again.", seed)
+        return self._result(status, message, seed, picture, metrics)
+
+    def check(self, answer=MISSING, seed: int | None = None, **options) -> None:
+        """Grade, show one green/red line (and a picture where it helps), record progress."""
+        result = self.grade(answer, seed=seed, **options)
+        self.last_result = result
+        show(result)
+        _progress.record_result(self.id, result)
+
+    def hint(self) -> None:
+        if not self.hints:
+            show_text(f"{self.id}: no hints", "This exercise has no hints; ex.solution() shows the answer.")
+            return
+        level = min(self._hint_level, len(self.hints) - 1)
+        self._hint_level = level + 1
+        more = "" if level + 1 < len(self.hints) else "  (last hint; ex.solution() shows the answer)"
+        show_text(f"Hint {level + 1}/{len(self.hints)} for {self.id}{more}", textwrap.dedent(self.hints[level]).strip())
+        _progress.record_hint(self.id, level + 1)
+
+    def solution(self) -> None:
+        show_text(f"Solution for {self.id}", self._solution_text(), code=True)
+        _progress.record_solution(self.id)
+
+    # -- for subclasses
+    def _result(self, status, message, seed, picture=None, metrics=None) -> Result:
+        points = float(self.points) if status == "passed" else 0.0
+        return Result(self.id, status, message, seed, picture, dict(metrics or {}), points, float(self.points))
+
+    def _grade(self, answer, rng, **options):
+        raise NotImplementedError
+
+    def _solution_text(self) -> str:
+        raise NotImplementedError
+
+    def reference_answer(self):
+        """What a correct learner would pass to ``check`` (used by the tests)."""
+        raise NotImplementedError
+
+
+def source(fn) -> str:
+    fn = _numba.python_function(fn) or fn
+    try:
+        return textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return f"(source not available for {getattr(fn, '__name__', fn)!r})"
+
+
+def fmt(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        text = f"{float(v):.6g}"
+        return text if any(c in text for c in ".en") else text + ".0"  # 4.0 must not read as the int 4
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+
+def register(module_name: str, namespace: dict) -> dict:
+    """Name every Exercise in a problems module after its variable; returns {name: exercise}."""
+    notebook = module_name.rsplit(".", 1)[-1]
+    found = {}
+    for var, obj in namespace.items():
+        if isinstance(obj, Exercise) and not var.startswith("_"):
+            obj.name, obj.notebook = var, notebook
+            found[var] = obj
+    return found
+

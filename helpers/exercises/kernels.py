@@ -1,0 +1,204 @@
+"""Kernel exercises: the learner's ``@cuda.jit`` kernel run on fresh inputs of several sizes,
+under the CPU tracer (CPU mode) or on the GPU with guard bands plus a small traced CPU run.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _numba, env
+from ..errors import KernelError, LearnerError
+from ..tracer import trace
+from .base import PLACEHOLDER, Exercise, fmt, source
+from .explain import SAVED, budget_problem, metrics_dict, numeric_problem, success_figure, verdict_message
+from .functions import check_arity
+from .inputs import default_sizes, make, poison
+from .launch import Failed, LaunchRule, NotAttempted, launch_for, per_element
+
+_flatnonzero, _asarray, _copy = SAVED.flatnonzero, SAVED.asarray, SAVED.array
+def kernel_function(kernel):
+    """The learner's Python function behind a kernel, or a LearnerError saying what was passed."""
+    name = getattr(kernel, "__name__", None)
+    if not _numba.is_cuda_function(kernel):
+        if _numba.python_function(kernel) is not None:  # kernel[blocks, threads] on a GPU
+            raise LearnerError("pass the kernel itself, without [blocks, threads]: check(my_kernel); the check "
+                               "chooses the launch.")
+        if inspect.isfunction(kernel):
+            raise LearnerError(f"{name} is a plain Python function, not a kernel: put @cuda.jit on the line above "
+                               f"def {name}(...) and run that cell again.")
+        raise LearnerError(f"pass your @cuda.jit kernel itself, not {type(kernel).__name__} {fmt(kernel)[:40]}.")
+    if _numba.is_device_function(kernel):
+        raise LearnerError(f"{name} is a device function (@cuda.jit(device=True)), which cannot be launched: use "
+                           "plain @cuda.jit for a kernel.")
+    return _numba.python_function(kernel)
+
+
+# -- executors: CPU tracer (numbers + verdicts) and GPU (numbers, guard bands; run by make test-gpu)
+
+
+def run_traced(kernel, grid, block, call_args, outputs):
+    return trace(kernel, grid, block, *call_args, outputs=tuple(outputs))
+
+
+GUARD = 64  # elements of sentinel on each side of every GPU buffer
+
+
+def run_gpu(kernel, grid, block, call_args):
+    """Launch on the GPU with guard bands; copy results into ``call_args``; return band hits.
+
+    Each array is copied into a larger device buffer whose extra elements hold a sentinel and
+    the kernel gets a view of the middle; after the run, changed band bytes are out-of-bounds
+    writes. Reads out of bounds are invisible here: the traced CPU run catches those.
+    TODO(verify on GPU): slicing + reshape of DeviceNDArray, sticky-error message after a crash.
+    """
+    from numba import cuda
+
+    launch_args, buffers = [], []
+    for pos, a in enumerate(call_args):
+        if isinstance(a, np.ndarray):
+            host = np.full(a.size + 2 * GUARD, poison(a.dtype), dtype=a.dtype)
+            host[GUARD:GUARD + a.size] = a.reshape(-1)
+            dev = cuda.to_device(host)
+            launch_args.append(dev[GUARD:GUARD + a.size].reshape(a.shape))
+            buffers.append((pos, a, dev, host))
+        else:
+            launch_args.append(a)
+    try:
+        kernel[grid, block](*launch_args)
+        cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - CudaAPIError, typing errors...
+        raise KernelError(f"your kernel failed on the GPU ({type(e).__name__}: {str(e)[:200]}); after a crash restart the "
+                          "Jupyter kernel, and run with COURSE_MODE=cpu to see the offending line.") from None
+    hits = []
+    for pos, a, dev, host in buffers:
+        back = dev.copy_to_host()
+        for lo, hi, offset in ((0, GUARD, -GUARD), (GUARD + a.size, back.size, -GUARD)):
+            changed = _flatnonzero(back[lo:hi].view(np.uint8) != host[lo:hi].view(np.uint8))
+            if changed.size:
+                hits.append((pos, int(changed[0] // a.itemsize + lo + offset)))
+        a.reshape(-1)[:] = back[GUARD:GUARD + a.size]
+    return hits
+
+
+
+def grade_kernel(ex, kernel, rng, launch):
+    """Run ``kernel`` on fresh inputs of several sizes; first problem found becomes the message."""
+    try:
+        return _grade_kernel(ex, kernel, rng, launch)
+    except Failed as e:
+        return "failed", str(e), None, {}
+
+
+def _grade_kernel(ex, kernel, rng, launch):
+    kernel_function(kernel)
+    check_arity(_numba.python_function(kernel), [a.name for a in ex.args], "your kernel")
+    try:
+        rule = launch_for(ex, launch)
+    except NotAttempted:
+        return "not_attempted", f"your launch function is not written yet: replace its `# {PLACEHOLDER}` line.", None, {}
+    grid0, block0 = rule(1000)
+    threads = int(np.prod(block0))
+    unit = threads * (ex.launch.blocks if ex.launch.kind == "fixed" else 1)
+    sizes = ex.sizes(rng, threads) if ex.sizes else default_sizes(rng, threads, unit, (1, 3) if ex.launch.kind == "fixed" else (2, 4))
+    out_pos = [p for p, a in enumerate(ex.args) if a.role in ("out", "acc")]
+    gpu = env.on_gpu()
+    cases, metrics, verdict = [], {}, None
+    for ci, n in enumerate(sizes):
+        grid, block = rule(n)
+        call_args = [make(a, rng, n, grid) for a in ex.args]
+        inputs = {a.name: (_copy(v) if isinstance(v, np.ndarray) else v) for a, v in zip(ex.args, call_args) if a.role in ("in", "scalar", "size")}
+        exp = ex.expect(**{k: (_copy(v) if isinstance(v, np.ndarray) else v) for k, v in inputs.items()})
+        exp = [_asarray(e) for e in (exp if isinstance(exp, tuple) else (exp,))]
+        if not gpu or ci < 2:  # on a GPU, a small traced CPU run still catches races and stray reads
+            traced_args = [_copy(v) if isinstance(v, np.ndarray) else v for v in call_args]
+            t = run_traced(kernel, grid, block, traced_args, out_pos)
+            bad = [v for v in t.verdicts if v.kind != "unwritten_output"]
+            if n >= max(sizes[:ci + 1]):  # budgets and the green line use the largest traced launch
+                metrics = metrics_dict(t.metrics)
+            if bad and verdict is None:
+                verdict = (bad[0], t, metrics_dict(t.metrics))
+                if gpu and bad[0].kind == "out_of_bounds":  # do not let it scribble on (or crash) the GPU
+                    return "failed", verdict_message(bad[0]), safe_show(t, bad[0]), verdict[2]
+            if not gpu:
+                call_args = traced_args
+        if gpu:
+            hits = run_gpu(kernel, grid, block, call_args)
+            if hits:
+                pos, elem = hits[0]
+                name = ex.args[pos].name
+                return "failed", (f"your kernel wrote {name}[{elem}] outside the array (length {call_args[pos].size}) on the GPU: "
+                                  "add a bounds guard `if i < n:`."), None, metrics
+        cases.append({"n": n, "grid": grid, "block": block, "inputs": inputs, "exp": exp,
+                      "got": [call_args[p] for p in out_pos]})
+    numeric = numeric_problem(ex, cases, out_pos)
+    # Never-written elements point at the root cause (index or grid) better than the race or
+    # stray access they often come with; otherwise the tracer's verdict comes first, since a
+    # race can give right numbers in the tracer's fixed thread order.
+    if numeric and (numeric[0] == "unwritten" or verdict is None):
+        return "failed", numeric[1], numeric[2], metrics
+    if verdict is not None:
+        v, t, vmetrics = verdict
+        return "failed", verdict_message(v), safe_show(t, v), vmetrics
+    problem = budget_problem(ex.budgets, metrics)
+    if problem:
+        return "failed", problem, None, metrics
+    ns = ", ".join(str(c["n"]) for c in cases)
+    extra = success_figure(metrics)
+    return "passed", f"correct for n = {ns}" + (f"; {extra}." if extra else "."), None, metrics
+
+
+
+def safe_show(t, verdict):
+    """The tracer's picture of the offending block (Trace.show takes a linear block number)."""
+    try:
+        b = verdict.block if verdict.block is not None else 0
+        if isinstance(b, tuple):
+            gx, gy = t.griddim[0], t.griddim[1]
+            b = b[0] + gx * (b[1] + gy * (b[2] if len(b) > 2 else 0))
+        return t.show(block=int(b))
+    except Exception:  # noqa: BLE001 - a picture is a bonus; the sentence already says it all
+        return None
+
+
+
+@dataclass(eq=False, repr=False)
+class KernelExercise(Exercise):
+    """A ``@cuda.jit`` kernel. ``args`` lists the kernel's parameters in order (``In``, ``Out``,
+    ``Acc``, ``Scalar``, ``Size``); ``expect(**inputs)`` is the NumPy oracle returning the
+    output(s) in ``args`` order; ``reference`` is the model kernel (solution, tests, GPU speed).
+
+    ``budgets`` maps a tracer metric to a limit, e.g. ``{"global_reads_per_thread": 2}`` (a
+    maximum) or ``{"coalescing": 0.9}`` (a minimum for metrics where higher is better).
+    ``mistakes`` is a tuple of (wrong_oracle, message) recognised by their outputs.
+    """
+
+    args: tuple = ()
+    expect: Callable = None
+    reference: Any = None
+    launch: LaunchRule = field(default_factory=lambda: per_element(32))
+    sizes: Callable = None  # rng, threads_per_launch -> list of n; default: below one block, several with a partial last
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    budgets: dict = field(default_factory=dict)
+    mistakes: tuple = ()
+
+    def reference_answer(self):
+        return self.reference
+
+    def reference_options(self) -> dict:
+        """Options a correct learner passes with the reference (a launch for learner-launch exercises)."""
+        return {"launch": self.launch.example} if self.launch.kind == "learner" else {}
+
+    def _solution_text(self) -> str:
+        text = source(self.reference)
+        if self.launch.kind == "learner":
+            text += f"\n# launch: {self.launch.example_source}"
+        return text
+
+    def _grade(self, kernel, rng, launch=None):
+        return grade_kernel(self, kernel, rng, launch)
+

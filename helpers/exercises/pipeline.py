@@ -1,0 +1,124 @@
+"""An exercise whose answer is a host function that moves data and launches a kernel.
+
+The check hands the learner's ``run_on_device(kernel, x)`` a spy that stands in for the
+kernel: it records each launch's configuration and whether every argument was a device
+array, then runs the real kernel, so copies and launches can be judged, not just numbers.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import _numba
+from ..errors import LearnerError
+from .base import Exercise
+
+
+def _is_device_array(a) -> bool:
+    # DeviceNDArray (GPU) and FakeCUDAArray (simulator) both have copy_to_host and are not ndarrays.
+    return not isinstance(a, np.ndarray) and hasattr(a, "copy_to_host")
+
+
+def _threads_in(dim) -> int:
+    if isinstance(dim, (tuple, list)):
+        return int(np.prod([int(d) for d in dim]))
+    return int(dim)
+
+
+class _SpyKernel:
+    """Stands in for a kernel: records each launch's configuration and argument kinds, then runs the real one."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+        self.launches = []  # (total threads, [argument is a device array, ...])
+
+    def __getitem__(self, config):
+        if not isinstance(config, tuple) or len(config) < 2:
+            raise LearnerError("launch the kernel as kernel[blocks, threads](d_x, d_out).")
+        blocks, threads = config[0], config[1]
+
+        def launch(*args):
+            if len(args) != 2:
+                raise LearnerError(f"the kernel takes 2 arguments (x, out), but it was launched with {len(args)}.")
+            total = _threads_in(blocks) * _threads_in(threads)
+            self.launches.append((total, [_is_device_array(a) for a in args]))
+            if total > 0:  # a launch of 0 blocks is an error on a GPU; the grade reports it instead
+                self._kernel[config](*args)
+
+        return launch
+
+    def __call__(self, *args):
+        raise LearnerError("a kernel needs a launch configuration: kernel[blocks, threads](d_x, d_out).")
+
+
+@dataclass(eq=False, repr=False)
+class DevicePipelineExercise(Exercise):
+    """The learner writes ``run_on_device(kernel, x)``: explicit copies, a device output, a launch,
+    and a NumPy result. The grader passes a spy kernel so it can see what was launched on what."""
+
+    reference: Callable = None
+    kernel: object = None
+    expect: Callable = None
+    sizes: tuple = (1, 31, 64, 200)
+
+    def reference_answer(self):
+        return self.reference
+
+    def _solution_text(self) -> str:
+        return textwrap.dedent(inspect.getsource(self.reference))
+
+    def _grade(self, fn, rng):
+        if _numba.is_cuda_function(fn):
+            raise LearnerError("run_on_device is a plain Python function that launches the kernel: remove @cuda.jit.")
+        if not callable(fn):
+            raise LearnerError(f"pass your function itself, e.g. check(run_on_device), not {fn!r}.")
+        name = getattr(fn, "__name__", "your function")
+        params = [p for p in inspect.signature(fn).parameters.values() if p.default is p.empty]
+        if len(params) != 2:
+            raise LearnerError(f"{name} should take 2 arguments (kernel, x), not {len(params)}.")
+        for n in self.sizes:
+            x = rng.uniform(-4, 4, n).astype(np.float32)
+            x_before = x.copy()
+            spy = _SpyKernel(self.kernel)
+            try:
+                got = fn(spy, x)
+            except LearnerError:
+                raise
+            except Exception as e:  # noqa: BLE001 - learner code
+                raise LearnerError(f"{name}(kernel, x) raised {type(e).__name__}: {e}; fix it and check again.") from None
+            where = f"for n = {n}"
+            if not spy.launches:
+                return "failed", f"{where}, {name} never launched the kernel: call kernel[blocks, threads](d_x, d_out).", None, {}
+            for total, on_device in spy.launches:
+                if not all(on_device):
+                    return "failed", (f"{where}, the kernel got a NumPy array: Numba then copies it to the device and back "
+                                      "implicitly on every launch. Pass device arrays: cuda.to_device(x) for the input, "
+                                      "cuda.device_array_like(...) for the output."), None, {}
+                if total < n:
+                    return "failed", (f"{where}, the launch starts only {total} thread{'s' if total != 1 else ''} for {n} element{'s' if n != 1 else ''}, so the last "
+                                      "elements are never computed: round the number of blocks up, (n + threads - 1) // threads."), None, {}
+            if _is_device_array(got):
+                return "failed", (f"{name} returned a device array: bring the result back to the host with "
+                                  ".copy_to_host() and return that NumPy array."), None, {}
+            if not isinstance(got, np.ndarray):
+                return "failed", f"{name} should return a NumPy array, but returned {type(got).__name__}.", None, {}
+            if got.dtype != x.dtype:
+                return "failed", (f"the result has dtype {got.dtype} but x is {x.dtype}: cuda.device_array(n) defaults to "
+                                  "float64; use cuda.device_array_like(d_x) or pass dtype=x.dtype."), None, {}
+            want = self.expect(x_before)
+            if got.shape != want.shape:
+                return "failed", f"{where}, the result has shape {got.shape} but should have shape {want.shape}.", None, {}
+            bad = np.flatnonzero(~np.isclose(got, want, rtol=1e-6, atol=1e-6))
+            if bad.size:
+                i = int(bad[0])
+                return "failed", (f"{where}, element {i} is {float(got[i]):.6g} but should be {float(want[i]):.6g} ({bad.size} of {n} wrong): "
+                                  "did you copy the output (not the input) back?"), None, {}
+            if not np.array_equal(x, x_before):
+                return "failed", f"{name} changed the input array x; leave the host input as it was.", None, {}
+        return "passed", (f"correct for n = {', '.join(map(str, self.sizes))}: one copy in, the kernel on device arrays, "
+                          "one copy out."), None, {"launches": len(spy.launches)}

@@ -1,0 +1,82 @@
+"""The outcome of one check, and how it is shown: one green or red line, a picture where it helps."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+@dataclass
+class Result:
+    """The outcome of one check. ``figure`` is a number-with-words on success (e.g. "2.0 global
+    reads per thread") folded into ``message``; ``picture`` is an optional matplotlib Figure."""
+
+    exercise: str
+    status: str  # "passed" | "failed" | "not_attempted" | "error"
+    message: str
+    seed: int | None = None
+    picture: Any = None
+    metrics: dict = field(default_factory=dict)
+    points: float = 0.0
+    max_points: float = 1.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def figure(self):  # the name the grader contract uses
+        return self.picture
+
+    def line(self) -> str:
+        mark = {"passed": "✓", "failed": "✗", "error": "✗", "not_attempted": "·"}[self.status]
+        seed = f"  [seed {self.seed}: check(..., seed={self.seed}) repeats it]" if self.seed is not None and self.status == "failed" else ""
+        return f"{mark} {self.exercise}: {self.message}{seed}"
+
+    def __str__(self) -> str:
+        return self.line()
+
+    def _repr_html_(self) -> str:
+        color = {"passed": "#1a7f37", "not_attempted": "#6e7781"}.get(self.status, "#cf222e")
+        out = f"<div style='color:{color};font-weight:600'>{html.escape(self.line())}</div>"
+        if self.picture is not None:
+            out += f"<img src='data:image/png;base64,{png_base64(self.picture)}'/>"
+        return out
+
+
+def png_base64(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight", dpi=90)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def in_jupyter() -> bool:
+    try:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    except ImportError:
+        return False
+    return ip is not None and hasattr(ip, "kernel")
+
+
+def show(result: Result) -> None:
+    if in_jupyter():
+        from IPython.display import HTML, display
+
+        display(HTML(result._repr_html_()))
+    else:
+        print(result.line())
+
+
+def show_text(title: str, body: str, code: bool = False) -> None:
+    if in_jupyter():
+        from IPython.display import HTML, display
+
+        tag = "pre" if code else "div"
+        display(HTML(f"<b>{html.escape(title)}</b><{tag}>{html.escape(body)}</{tag}>"))
+    else:
+        print(f"{title}\n{body}")
+

@@ -1,0 +1,26 @@
+"""The CPU tracer: run a `@cuda.jit` kernel on the CPU and record every memory access.
+
+    t = trace(kernel, griddim, blockdim, *args, outputs=("out",))
+    t = trace(kernel[griddim, blockdim], *args)
+    t.ok, t.verdicts, t.metrics, t.summary(), t.show()
+
+One job per module, in the order a traced launch uses them:
+
+- ``records``     what is recorded: arrays, thread coordinates, the access log
+- ``arrays``      ``TracedArray``: bounds-checked arrays that log every element access
+- ``fakecuda``    the fake ``cuda`` module a kernel runs against (threadIdx, shared, atomics...)
+- ``instrument``  copies of the learner's functions whose globals see the fake module
+- ``runner``      the scheduler (blocks, threads, barriers) and ``trace()`` itself
+- ``result``      ``Trace``: what one launch did
+- ``verdicts``    races, out-of-bounds and other mistakes, from the log
+- ``metrics``     accesses per thread, coalescing, bank conflicts
+- ``pictures``    matplotlib pictures of a trace
+"""
+
+from .metrics import Metrics
+from .records import ATOMIC, READ, WRITE, ArrayInfo
+from .result import Trace
+from .runner import trace
+from .verdicts import VERDICT_KINDS, Verdict
+
+__all__ = ["trace", "Trace", "ArrayInfo", "Verdict", "Metrics", "VERDICT_KINDS", "READ", "WRITE", "ATOMIC"]

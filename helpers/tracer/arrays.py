@@ -1,0 +1,185 @@
+"""Arrays as a traced kernel sees them: bounds-checked, every element access recorded."""
+
+import numbers
+import sys
+
+import numpy as np
+
+from .records import ATOMIC, FLUSH_EVERY, READ, WRITE
+
+_INTS = frozenset({int, np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.intp})
+_getframe = sys._getframe
+
+
+class TracedArray:
+    """A NumPy array that records each element access and refuses out-of-bounds ones.
+
+    Reads return NumPy scalars of the array's dtype, so float32 arithmetic matches a launch.
+    An out-of-bounds read returns 0 and an out-of-bounds write is dropped (and both are
+    recorded), so the kernel keeps running and we can report every mistake at once.
+    """
+
+    __slots__ = ("_data", "_map", "_aid", "_rec", "_record", "_n0", "_n1",
+                 "shape", "size", "ndim", "dtype", "_fullmap")
+
+    def __init__(self, data, aid, rec, record=True, index_map=None):
+        self._data = data
+        self._map = index_map  # for views: base-array flat index of each view element
+        self._aid = aid
+        self._rec = rec
+        self._record = record
+        self.shape = data.shape
+        self.size = data.size
+        self.ndim = data.ndim
+        self.dtype = data.dtype
+        self._n0 = data.shape[0] if data.ndim >= 1 else 0
+        self._n1 = data.shape[1] if data.ndim >= 2 else 0
+        self._fullmap = None
+
+    # -- element access: a fast path for the common 1-D / 2-D integer index, else _locate ------
+    def __getitem__(self, idx):
+        if idx.__class__ in _INTS and self.ndim == 1:
+            if 0 <= idx < self._n0:
+                flat = idx
+            else:
+                return self._out_of_bounds((idx,), READ, _getframe(1))
+        elif (idx.__class__ is tuple and self.ndim == 2 and len(idx) == 2
+              and idx[0].__class__ in _INTS and idx[1].__class__ in _INTS):
+            i, j = idx
+            if 0 <= i < self._n0 and 0 <= j < self._n1:
+                flat = i * self._n1 + j
+            else:
+                return self._out_of_bounds(idx, READ, _getframe(1))
+        else:
+            flat = self._locate(idx)
+            if flat is None:
+                return self._view(idx)
+            if flat < 0:
+                return self._out_of_bounds(idx, READ, _getframe(1))
+        if self._record:
+            rec = self._rec
+            f = _getframe(1)
+            if self._map is not None:
+                flat = int(self._map.flat[flat])
+            rec.buf.append((self._aid, flat, READ, rec.cur, f.f_code, f.f_lineno))
+            if len(rec.buf) >= FLUSH_EVERY:
+                rec.flush()
+        return self._data[idx]
+
+    def __setitem__(self, idx, value):
+        if idx.__class__ in _INTS and self.ndim == 1:
+            if 0 <= idx < self._n0:
+                flat = idx
+            else:
+                return self._out_of_bounds((idx,), WRITE, _getframe(1))
+        elif (idx.__class__ is tuple and self.ndim == 2 and len(idx) == 2
+              and idx[0].__class__ in _INTS and idx[1].__class__ in _INTS):
+            i, j = idx
+            if 0 <= i < self._n0 and 0 <= j < self._n1:
+                flat = i * self._n1 + j
+            else:
+                return self._out_of_bounds(idx, WRITE, _getframe(1))
+        else:
+            flat = self._locate(idx)
+            if flat is None:
+                raise TypeError("cannot assign to a slice of an array inside a kernel; "
+                                "write one element at a time")
+            if flat < 0:
+                return self._out_of_bounds(idx, WRITE, _getframe(1))
+        if self._record:
+            rec = self._rec
+            f = _getframe(1)
+            if self._map is not None:
+                flat = int(self._map.flat[flat])
+            rec.buf.append((self._aid, flat, WRITE, rec.cur, f.f_code, f.f_lineno))
+            if len(rec.buf) >= FLUSH_EVERY:
+                rec.flush()
+        self._data[idx] = value
+
+    def _locate(self, idx):
+        """Flat (row-major) index of `idx`; -1 when out of bounds; None for a partial index."""
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if len(idx) > self.ndim:
+            raise IndexError(f"too many indices: the array has {self.ndim} dimension(s) "
+                             f"but was indexed with {len(idx)}")
+        for i in idx:
+            if not isinstance(i, numbers.Integral):
+                if isinstance(i, slice) or i is Ellipsis:
+                    return None
+                raise TypeError(f"array indices must be integers, not {type(i).__name__} "
+                                f"({i!r}); use int(...) or // for the index")
+        if len(idx) < self.ndim:
+            return None
+        flat = 0
+        inside = True
+        for i, n in zip(idx, self.shape):
+            if not 0 <= i < n:
+                inside = False
+            flat = flat * n + int(i)
+        return flat if inside else -1
+
+    def _out_of_bounds(self, idx, kind, frame):
+        self._rec.log_oob(self._aid, idx if isinstance(idx, tuple) else (idx,), kind, frame)
+        if kind == READ:
+            return self.dtype.type(0)
+        return None
+
+    def _view(self, idx):
+        """`A[i]` of a 2-D array (or a slice): a traced view that records base-array indices."""
+        if self._map is not None:
+            base = self._map
+        else:
+            if self._fullmap is None:
+                self._fullmap = np.arange(self.size, dtype=np.int64).reshape(self.shape)
+            base = self._fullmap
+        try:
+            data, index_map = self._data[idx], base[idx]
+        except IndexError:
+            raise IndexError(f"index {idx!r} is out of bounds for an array of shape "
+                             f"{self.shape}") from None
+        return TracedArray(data, self._aid, self._rec, self._record, index_map)
+
+    # -- the rest of the array interface a kernel may use ------------------------------------
+    def __len__(self):
+        return self._n0
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def strides(self):
+        return self._data.strides
+
+    def __iter__(self):
+        for i in range(self._n0):
+            yield self[i]
+
+    def __repr__(self):
+        return f"<traced array {self._rec.arrays[self._aid].name} shape={self.shape}>"
+
+
+def element_op(ary, idx, frame, op):
+    """Read-modify-write of one element for the atomics; returns the old value."""
+    if not isinstance(ary, TracedArray):
+        old = ary[idx]
+        ary[idx] = op(old)
+        return old
+    flat = ary._locate(idx)
+    if flat is None:
+        raise TypeError("an atomic needs the index of one element, not a slice")
+    if flat < 0:
+        ary._rec.log_oob(ary._aid, idx if isinstance(idx, tuple) else (idx,), ATOMIC, frame)
+        return ary.dtype.type(0)
+    if ary._record:
+        rec = ary._rec
+        if ary._map is not None:
+            flat = int(ary._map.flat[flat])
+        rec.buf.append((ary._aid, flat, ATOMIC, rec.cur, frame.f_code, frame.f_lineno))
+    data = ary._data
+    old = data[idx]
+    data[idx] = op(old)
+    return old
+
+

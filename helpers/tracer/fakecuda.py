@@ -1,0 +1,294 @@
+"""The fake `cuda` module a traced kernel runs against, one-to-one with numba-cuda's
+simulator (kernelapi.py): thread coordinates, shared/local/const arrays, atomics, barriers.
+"""
+
+import linecache
+import re
+import sys
+
+import numpy as np
+
+from .. import _numba
+from ..errors import UnsupportedByTracer
+from .arrays import TracedArray, element_op
+from .records import ArrayInfo, Dim3
+
+_getframe = sys._getframe
+
+_UNSUPPORTED = {
+    "shfl_sync": "warp shuffles", "shfl_up_sync": "warp shuffles",
+    "shfl_down_sync": "warp shuffles", "shfl_xor_sync": "warp shuffles",
+    "all_sync": "warp vote functions", "any_sync": "warp vote functions",
+    "eq_sync": "warp vote functions", "ballot_sync": "warp vote functions",
+    "match_any_sync": "warp match functions", "match_all_sync": "warp match functions",
+    "syncwarp": "warp-level synchronisation", "activemask": "warp masks",
+    "lanemask_lt": "warp masks", "cg": "cooperative groups", "grid_group": "cooperative groups",
+    "this_grid": "cooperative groups", "fp16": "half-precision intrinsics",
+}
+
+
+def _unsupported(what, why=None):
+    kind = f" ({why})" if why else ""
+    return UnsupportedByTracer(
+        f"{what}{kind} is not supported by the CPU tracer; run this kernel on a GPU to test it.")
+
+
+def _dim_or_attr(attr):
+    if _numba.numba_type(attr):
+        return attr
+    return None
+
+
+class _FakeShared:
+    def __init__(self, rec, dynamic_bytes):
+        self._rec = rec
+        self._dynamic_bytes = dynamic_bytes
+
+    def array(self, shape, dtype, alignment=None):
+        """One array per block per allocation line, like the simulator; recorded."""
+        rec = self._rec
+        f = _getframe(1)
+        site = (f.f_code, f.f_lineno)
+        arr = rec.block_shared.get(site)
+        if arr is None:
+            dtype = _numba.as_dtype(dtype)
+            if shape == 0 or shape == (0,):
+                data = rec.block_shared.get("dynamic")
+                if data is None:
+                    data = rec.block_shared["dynamic"] = np.zeros(self._dynamic_bytes, np.uint8)
+                data = data[: len(data) // dtype.itemsize * dtype.itemsize].view(dtype)
+            else:
+                data = np.zeros(shape, dtype)
+            aid = rec.sites.get(site)
+            if aid is None:
+                var = _assigned_name(f, "shared")
+                name = f"shared {var} (line {f.f_lineno})"
+                aid = rec.sites[site] = rec.add_array(ArrayInfo(
+                    name, "shared", data.shape, data.dtype, data.strides, None, f.f_lineno, var))
+            arr = rec.block_shared[site] = TracedArray(data, aid, rec)
+        return arr
+
+
+class _FakeLocal:
+    def __init__(self, rec):
+        self._rec = rec
+
+    def array(self, shape, dtype, alignment=None):
+        """Private to one thread: bounds-checked but not recorded (no other thread sees it)."""
+        rec = self._rec
+        f = _getframe(1)
+        site = ("local", f.f_code, f.f_lineno)
+        data = np.zeros(shape, _numba.as_dtype(dtype))
+        aid = rec.sites.get(site)
+        if aid is None:
+            var = _assigned_name(f, "local")
+            name = f"local {var} (line {f.f_lineno})"
+            aid = rec.sites[site] = rec.add_array(ArrayInfo(
+                name, "local", data.shape, data.dtype, data.strides, None, f.f_lineno, var))
+        return TracedArray(data, aid, rec, record=False)
+
+
+class _FakeConst:
+    def __init__(self, rec):
+        self._rec = rec
+
+    def array_like(self, ary):
+        """Constant memory: read-only, bounds-checked, not recorded."""
+        rec = self._rec
+        f = _getframe(1)
+        site = ("const", f.f_code, f.f_lineno)
+        data = np.array(ary, copy=True)
+        data.flags.writeable = False
+        aid = rec.sites.get(site)
+        if aid is None:
+            var = _assigned_name(f, "const")
+            name = f"const {var} (line {f.f_lineno})"
+            aid = rec.sites[site] = rec.add_array(ArrayInfo(
+                name, "const", data.shape, data.dtype, data.strides, None, f.f_lineno, var))
+        return TracedArray(data, aid, rec, record=False)
+
+
+class _FakeAtomic:
+    """cuda.atomic.*: each returns the old value, as on the GPU. Recorded as kind "atomic"."""
+
+    def add(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: old + val)
+
+    def sub(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: old - val)
+
+    def max(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: max(old, val))
+
+    def min(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: min(old, val))
+
+    def nanmax(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: np.nanmax([old, val]))
+
+    def nanmin(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: np.nanmin([old, val]))
+
+    def exch(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: val)
+
+    def cas(self, ary, idx, old, val):
+        expected = old
+        return element_op(ary, idx, _getframe(1), lambda cur: val if cur == expected else cur)
+
+    def compare_and_swap(self, ary, old, val):
+        expected = old
+        return element_op(ary, (0,) * ary.ndim, _getframe(1),
+                           lambda cur: val if cur == expected else cur)
+
+    def and_(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: old & val)
+
+    def or_(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: old | val)
+
+    def xor(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: old ^ val)
+
+    def inc(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1), lambda old: 0 if old >= val else old + 1)
+
+    def dec(self, ary, idx, val):
+        return element_op(ary, idx, _getframe(1),
+                           lambda old: val if (old == 0 or old > val) else old - 1)
+
+    def __getattr__(self, name):
+        raise _unsupported(f"cuda.atomic.{name}")
+
+
+class FakeCuda:
+    """What `cuda` means inside a traced kernel. The scheduler sets threadIdx/blockIdx."""
+
+    warpsize = 32
+
+    def __init__(self, rec, griddim, blockdim, dynamic_bytes=0):
+        self._rec = rec
+        self.gridDim = Dim3(*griddim)
+        self.blockDim = Dim3(*blockdim)
+        self.threadIdx = Dim3(0, 0, 0)
+        self.blockIdx = Dim3(0, 0, 0)
+        self.shared = _FakeShared(rec, dynamic_bytes)
+        self.local = _FakeLocal(rec)
+        self.const = _FakeConst(rec)
+        self.atomic = _FakeAtomic()
+        self._greenlets = True  # False when threads run as plain calls (no barrier possible)
+
+    @property
+    def laneid(self):
+        t, b = self.threadIdx, self.blockDim
+        return (t.x + b.x * (t.y + b.y * t.z)) % 32
+
+    def grid(self, ndim):
+        t, b, d = self.threadIdx, self.blockIdx, self.blockDim
+        x = b.x * d.x + t.x
+        if ndim == 1:
+            return x
+        y = b.y * d.y + t.y
+        if ndim == 2:
+            return (x, y)
+        if ndim == 3:
+            return (x, y, b.z * d.z + t.z)
+        raise TypeError(f"cuda.grid takes 1, 2 or 3, not {ndim!r}")
+
+    def gridsize(self, ndim):
+        d, g = self.blockDim, self.gridDim
+        if ndim == 1:
+            return d.x * g.x
+        if ndim == 2:
+            return (d.x * g.x, d.y * g.y)
+        if ndim == 3:
+            return (d.x * g.x, d.y * g.y, d.z * g.z)
+        raise TypeError(f"cuda.gridsize takes 1, 2 or 3, not {ndim!r}")
+
+    # -- barriers: a switch back to the block scheduler -----------------------------------------
+    def _barrier(self, value, frame):
+        if not self._greenlets:  # cannot happen: the code scan found no syncthreads
+            raise _unsupported("cuda.syncthreads reached through an unusual route")
+        return self._rec.sched.switch(((frame.f_code, frame.f_lineno), value))
+
+    def syncthreads(self):
+        self._barrier(0, _getframe(1))
+
+    def syncthreads_count(self, value):
+        return self._barrier(1 if value else 0, _getframe(1))[0]
+
+    def syncthreads_and(self, value):
+        count, n = self._barrier(1 if value else 0, _getframe(1))
+        return 1 if count == n else 0
+
+    def syncthreads_or(self, value):
+        return 1 if self._barrier(1 if value else 0, _getframe(1))[0] else 0
+
+    def threadfence(self):
+        pass
+
+    threadfence_block = threadfence_system = threadfence
+
+    # -- the simulator's scalar intrinsics --------------------------------------------------------
+    @staticmethod
+    def fma(a, b, c):
+        return a * b + c
+
+    @staticmethod
+    def cbrt(a):
+        return a ** (1 / 3)
+
+    @staticmethod
+    def popc(val):
+        return bin(int(val) & 0xFFFFFFFFFFFFFFFF).count("1")
+
+    @staticmethod
+    def brev(val):
+        return int("{:032b}".format(int(val) & 0xFFFFFFFF)[::-1], 2)
+
+    @staticmethod
+    def clz(val):
+        s = "{:032b}".format(int(val) & 0xFFFFFFFF)
+        return len(s) - len(s.lstrip("0"))
+
+    @staticmethod
+    def ffs(val):
+        s = "{:032b}".format(int(val) & 0xFFFFFFFF)
+        return (len(s) - len(s.rstrip("0")) + 1) % 33
+
+    @staticmethod
+    def selp(a, b, c):
+        return b if a else c
+
+    def __getattr__(self, name):
+        # Only reached for names not defined above: numba types such as cuda.float32 pass
+        # through; any other CUDA feature is refused rather than guessed at.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = _dim_or_attr(_numba.cuda_attribute(name))
+        if value is not None:
+            return value
+        raise _unsupported(f"cuda.{name}", _UNSUPPORTED.get(name))
+
+
+class FakeNumba:
+    """`numba` as a kernel sees it: `numba.cuda` is the fake, everything else is real."""
+
+    def __init__(self, real, fake_cuda):
+        self.cuda = fake_cuda
+        self._real = real
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+_ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=")
+
+
+def _assigned_name(frame, space):
+    """The variable a shared/local array is assigned to (`tile = cuda.shared.array(...)`)."""
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno, frame.f_globals)
+    m = _ASSIGN.match(line)
+    return m.group(1) if m else "array"
+
+

@@ -1,0 +1,122 @@
+"""`Trace`: what one traced launch did, with its verdicts, metrics and pictures."""
+
+import linecache
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import LearnerError
+from . import pictures
+from .metrics import compute_metrics, summarize
+from .records import unlinear
+from .verdicts import find_verdicts
+
+
+class Accesses:
+    """Every recorded in-bounds access, in execution order, as NumPy arrays.
+
+    array: array id (index into Trace.arrays); index: flat row-major element index;
+    kind: READ/WRITE/ATOMIC; gtid: global linear thread id (block * threads_per_block +
+    thread); epoch: syncthreads passed by that thread; loc: index into Trace.locations.
+    """
+
+    def __init__(self, table, tpb):
+        self.array, self.index, self.kind, self.gtid, self.epoch, self.loc = table
+        self.tpb = tpb
+
+    def __len__(self):
+        return len(self.array)
+
+    @property
+    def block(self):
+        return self.gtid // self.tpb
+
+    @property
+    def thread(self):
+        return self.gtid % self.tpb
+
+    @property
+    def warp(self):
+        return (self.gtid % self.tpb) // 32
+
+
+@dataclass
+class Location:
+    file: str
+    line: int
+    function: str
+
+    @property
+    def source(self):
+        return linecache.getline(self.file, self.line).strip()
+
+
+class Trace:
+    """What one traced launch did. Verdicts and metrics are computed on first use."""
+
+    def __init__(self, func, griddim, blockdim, rec, outputs):
+        self.kernel_name = func.__name__
+        self.griddim, self.blockdim = griddim, blockdim
+        self.threads_per_block = blockdim[0] * blockdim[1] * blockdim[2]
+        self.nblocks = griddim[0] * griddim[1] * griddim[2]
+        self.nthreads = self.nblocks * self.threads_per_block
+        self.arrays = rec.arrays
+        self.outputs = outputs
+        table = (np.concatenate(rec.chunks, axis=1) if rec.chunks
+                 else np.zeros((6, 0), dtype=np.int64))
+        self.accesses = Accesses(table, self.threads_per_block)
+        self.locations = [None] * len(rec.locs)
+        for (code, line), i in rec.locs.items():
+            self.locations[i] = Location(code.co_filename, line, code.co_name)
+        self.out_of_bounds = rec.oob
+        self.divergent = rec.divergent
+        self._verdicts = self._metrics = None
+
+    # -- identities ---------------------------------------------------------------------------
+    def block_of(self, gtid):
+        return unlinear(gtid // self.threads_per_block, self.griddim)
+
+    def thread_of(self, gtid):
+        return unlinear(gtid % self.threads_per_block, self.blockdim)
+
+    def array_id(self, name):
+        for i, a in enumerate(self.arrays):
+            if name in (a.name, a.name.split(" (")[0], a.name.split(" ")[1] if " " in a.name else None):
+                return i
+        raise LearnerError(f"No array called {name!r} in this trace; arrays: "
+                           f"{', '.join(a.name for a in self.arrays)}.")
+
+    # -- results ------------------------------------------------------------------------------
+    @property
+    def verdicts(self):
+        if self._verdicts is None:
+            self._verdicts = find_verdicts(self)
+        return self._verdicts
+
+    @property
+    def metrics(self):
+        if self._metrics is None:
+            self._metrics = compute_metrics(self)
+        return self._metrics
+
+    @property
+    def ok(self):
+        return not self.verdicts
+
+    def summary(self):
+        return summarize(self)
+
+    def __repr__(self):
+        return (f"<Trace of {self.kernel_name}: {self.nblocks} block(s) x "
+                f"{self.threads_per_block} threads, {len(self.accesses)} accesses, "
+                f"{len(self.verdicts)} verdict(s)>")
+
+    # -- pictures -----------------------------------------------------------------------------
+    def show(self, block=0, array=None, **kwargs):
+        return pictures.draw_accesses(self, block=block, array=array, **kwargs)
+
+    def show_coalescing(self, array=None, block=0, warp=0, **kwargs):
+        return pictures.draw_coalescing(self, array=array, block=block, warp=warp, **kwargs)
+
+    def show_banks(self, array=None, block=0, warp=0, **kwargs):
+        return pictures.draw_banks(self, array=array, block=block, warp=warp, **kwargs)
