@@ -50,9 +50,26 @@ def main(argv=None) -> int:
         stem = make_submissions(tmp / "subs", args.n, args.notebook)
         env = {**os.environ, "COURSE_MODE": args.mode}
         t0 = time.perf_counter()
-        run = subprocess.run([sys.executable, "-m", "helpers.grade", str(tmp / "subs"), "--out", str(tmp / "out"),
-                              "-j", str(args.jobs), "--mode", args.mode, "--salt", "bench"],
-                             cwd=ROOT, env=env, capture_output=True, text=True)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "helpers.grade",
+                str(tmp / "subs"),
+                "--out",
+                str(tmp / "out"),
+                "-j",
+                str(args.jobs),
+                "--mode",
+                args.mode,
+                "--salt",
+                "bench",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - t0
         if run.returncode != 0:
             print(run.stdout[-3000:], run.stderr[-3000:], sep="\n")
@@ -60,9 +77,11 @@ def main(argv=None) -> int:
         grades = json.loads((tmp / "out" / "grades.json").read_text())["grades"]
         statuses = Counter(g["status"] for g in grades)
         cores = os.cpu_count()
-        print(f"graded {args.n} submissions of {stem} ({len(grades)} exercise results) in {wall:.1f} s "
-              f"with -j{args.jobs} on {cores} cores, {args.mode.upper()} mode: {wall / args.n:.2f} s per submission; "
-              f"statuses {dict(statuses)}")
+        print(
+            f"graded {args.n} submissions of {stem} ({len(grades)} exercise results) in {wall:.1f} s "
+            f"with -j{args.jobs} on {cores} cores, {args.mode.upper()} mode: {wall / args.n:.2f} s per submission; "
+            f"statuses {dict(statuses)}"
+        )
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -55,7 +55,11 @@ def make_launchers(n, cp, np, cuda, pycuda_ok):
     raw = cp.RawKernel(SAXPY_SRC, "saxpy")
     dev = Device(0)
     dev.set_current()
-    kernel = Program(SAXPY_SRC, code_type="c++", options=ProgramOptions(arch=f"sm_{dev.arch}")).compile("cubin").get_kernel("saxpy")
+    kernel = (
+        Program(SAXPY_SRC, code_type="c++", options=ProgramOptions(arch=f"sm_{dev.arch}"))
+        .compile("cubin")
+        .get_kernel("saxpy")
+    )
     config, stream = LaunchConfig(grid=blocks, block=THREADS), dev.default_stream
     px, py, pout = x.data.ptr, y.data.ptr, out.data.ptr
 
@@ -69,7 +73,9 @@ def make_launchers(n, cp, np, cuda, pycuda_ok):
 
         f = SourceModule(SAXPY_SRC, no_extern_c=True).get_function("saxpy")
         f.prepare("PPPfi")
-        launchers["PyCUDA `prepared_call`"] = lambda: f.prepared_call((blocks, 1), (THREADS, 1, 1), px, py, pout, a, n32)
+        launchers["PyCUDA `prepared_call`"] = lambda: f.prepared_call(
+            (blocks, 1), (THREADS, 1, 1), px, py, pout, a, n32
+        )
     return launchers, (x, y, out)
 
 
@@ -108,8 +114,10 @@ def main(argv=None) -> int:
     import helpers
 
     if not helpers.on_gpu():
-        print(f"bench/interop.py needs a GPU ({helpers.MODE.reason}); run it on a GPU machine with COURSE_MODE=gpu.",
-              file=sys.stderr)
+        print(
+            f"bench/interop.py needs a GPU ({helpers.MODE.reason}); run it on a GPU machine with COURSE_MODE=gpu.",
+            file=sys.stderr,
+        )
         return 2
     import cupy as cp
     import numpy as np
@@ -126,7 +134,8 @@ def main(argv=None) -> int:
     overhead, tiny_gpu = {}, {}
     for name, launch in tiny.items():
         tout.fill(0)
-        launch(); sync()  # warm-up: compile, load, caches
+        launch()
+        sync()  # warm-up: compile, load, caches
         if not bool(cp.allclose(tout, 2 * tx + ty)):
             raise SystemExit(f"{name} computed a wrong SAXPY")
         overhead[name] = host_us_per_launch(launch, sync, args.launches, args.rounds)
@@ -137,7 +146,8 @@ def main(argv=None) -> int:
         launchers, (x, y, out) = make_launchers(n, cp, np, cuda, pycuda_ok)
         for name, launch in launchers.items():
             out.fill(0)
-            launch(); sync()
+            launch()
+            sync()
             if not bool(cp.allclose(out, 2 * x + y)):
                 raise SystemExit(f"{name} computed a wrong SAXPY at n={n}")
             ms = event_ms(cp, launch, 1, args.repeats)
@@ -162,8 +172,11 @@ def main(argv=None) -> int:
         "|---|---:|---:|" + "---:|" * len(sizes),
     ]
     for name in tiny:
-        lines.append(f"| {name} | {overhead[name]:.1f} | {tiny_gpu[name]:.1f} | "
-                     + " | ".join(f"{gbps[name][n]:.0f}" for n in sizes) + " |")
+        lines.append(
+            f"| {name} | {overhead[name]:.1f} | {tiny_gpu[name]:.1f} | "
+            + " | ".join(f"{gbps[name][n]:.0f}" for n in sizes)
+            + " |"
+        )
     if not pycuda_ok:
         lines += ["", "PyCUDA was not installed on this machine, so it has no row."]
     text = "\n".join(lines) + "\n"

@@ -125,25 +125,48 @@ class Target:
 
 
 TARGETS = (
-    Target("vector add ≥ 85% of copy bandwidth", ("vector_add",), 0.85, "copy",
-           "a streaming kernel this simple is limited by DRAM alone; a miss usually means the "
-           "arrays were too small to hide launch latency, or clocks were throttled (check nvidia-smi -q -d CLOCK)."),
-    Target("SAXPY ≥ 85% of copy bandwidth", ("saxpy",), 0.85, "copy",
-           "as for vector add: same traffic (two reads, one write per element)."),
-    Target("tiled transpose (padded tile, no bank conflicts) ≥ 80% of copy bandwidth",
-           ("transpose_padded", "transpose_padded_fast"), 0.80, "copy",
-           "each thread moves only TILE/ROWS elements and the tile sits behind a barrier; "
-           "a miss means too few loads in flight per SM (try more elements per thread) "
-           "or 2-D index arithmetic costs more than expected."),
-    Target("block reduction ≥ 80% of copy bandwidth", ("reduction",), 0.80, "copy",
-           "the second pass (one block) and the launch gap between the passes are fixed costs; "
-           "a miss means the first pass has too few loads in flight (raise the unrolling) or the input is too small."),
-    Target("best Numba SGEMM step ≥ 50% of cuBLAS float32 (TF32 off)",
-           ("sgemm_naive", "sgemm_tiled", "sgemm_regblock"), 0.50, "sgemm",
-           "cuBLAS uses vectorised 128-bit shared loads, double-buffered tiles, tuned tile shapes "
-           "and hand-scheduled SASS; Numba's register-blocked kernel issues scalar loads and "
-           "recomputes some 64-bit addresses, so the fraction depends on how well the compiler "
-           "keeps the 8x8 micro-tile in registers."),
+    Target(
+        "vector add ≥ 85% of copy bandwidth",
+        ("vector_add",),
+        0.85,
+        "copy",
+        "a streaming kernel this simple is limited by DRAM alone; a miss usually means the "
+        "arrays were too small to hide launch latency, or clocks were throttled (check nvidia-smi -q -d CLOCK).",
+    ),
+    Target(
+        "SAXPY ≥ 85% of copy bandwidth",
+        ("saxpy",),
+        0.85,
+        "copy",
+        "as for vector add: same traffic (two reads, one write per element).",
+    ),
+    Target(
+        "tiled transpose (padded tile, no bank conflicts) ≥ 80% of copy bandwidth",
+        ("transpose_padded", "transpose_padded_fast"),
+        0.80,
+        "copy",
+        "each thread moves only TILE/ROWS elements and the tile sits behind a barrier; "
+        "a miss means too few loads in flight per SM (try more elements per thread) "
+        "or 2-D index arithmetic costs more than expected.",
+    ),
+    Target(
+        "block reduction ≥ 80% of copy bandwidth",
+        ("reduction",),
+        0.80,
+        "copy",
+        "the second pass (one block) and the launch gap between the passes are fixed costs; "
+        "a miss means the first pass has too few loads in flight (raise the unrolling) or the input is too small.",
+    ),
+    Target(
+        "best Numba SGEMM step ≥ 50% of cuBLAS float32 (TF32 off)",
+        ("sgemm_naive", "sgemm_tiled", "sgemm_regblock"),
+        0.50,
+        "sgemm",
+        "cuBLAS uses vectorised 128-bit shared loads, double-buffered tiles, tuned tile shapes "
+        "and hand-scheduled SASS; Numba's register-blocked kernel issues scalar loads and "
+        "recomputes some 64-bit addresses, so the fraction depends on how well the compiler "
+        "keeps the 8x8 micro-tile in registers.",
+    ),
 )
 
 
@@ -164,11 +187,19 @@ def judge(rows: list, ceilings: dict, targets=TARGETS) -> list:
         candidates = [(fraction(by_key[k], ceilings), k) for k in t.keys if k in by_key]
         measured = [(f, k) for f, k in candidates if f is not None]
         if not measured:
-            why = "no row measured" if not candidates else "; ".join(
-                f"{k}: {by_key[k].status}{' (' + by_key[k].error + ')' if by_key[k].error else ''}" for _, k in candidates)
+            why = (
+                "no row measured"
+                if not candidates
+                else "; ".join(
+                    f"{k}: {by_key[k].status}{' (' + by_key[k].error + ')' if by_key[k].error else ''}"
+                    for _, k in candidates
+                )
+            )
             c = ceilings.get(t.ceiling)
             if c is None or not c.value:
-                why = f"the {t.ceiling} ceiling was not measured" + (f" ({c.error})" if c is not None and c.error else "")
+                why = f"the {t.ceiling} ceiling was not measured" + (
+                    f" ({c.error})" if c is not None and c.error else ""
+                )
             out.append(Verdict(t, None, None, "not measured", why))
             continue
         f, k = max(measured)
@@ -184,13 +215,17 @@ def render_markdown(meta: dict, ceilings: dict, rows: list, verdicts: list) -> s
     L = []
     L.append("# Benchmarks")
     L.append("")
-    L.append(f"Written by `{meta.get('command', 'python bench/run.py')}` on {meta.get('date', '?')}. "
-             "Do not edit by hand: run `make bench` on a GPU again. Every number below was measured "
-             "in that one run; fractions are of the ceilings measured in the same run.")
+    L.append(
+        f"Written by `{meta.get('command', 'python bench/run.py')}` on {meta.get('date', '?')}. "
+        "Do not edit by hand: run `make bench` on a GPU again. Every number below was measured "
+        "in that one run; fractions are of the ceilings measured in the same run."
+    )
     if meta.get("quick"):
         L.append("")
-        L.append("**Quick mode** (`--quick`): smaller sizes and fewer repetitions; the fractions are less "
-                 "reliable than a full run's and the targets are judged anyway.")
+        L.append(
+            "**Quick mode** (`--quick`): smaller sizes and fewer repetitions; the fractions are less "
+            "reliable than a full run's and the targets are judged anyway."
+        )
     L.append("")
     L.append("| Machine | |")
     L.append("|---|---|")
@@ -212,8 +247,10 @@ def render_markdown(meta: dict, ceilings: dict, rows: list, verdicts: list) -> s
     L.append("")
     L.append("## Kernels")
     L.append("")
-    L.append("Bandwidth kernels are judged against the copy ceiling (bytes each kernel must move, "
-             "divided by its median time); SGEMM steps against cuBLAS (2·M·N·K FLOPs).")
+    L.append(
+        "Bandwidth kernels are judged against the copy ceiling (bytes each kernel must move, "
+        "divided by its median time); SGEMM steps against cuBLAS (2·M·N·K FLOPs)."
+    )
     L.append("")
     L.append("| Kernel | Size | Median time | Achieved | Of ceiling | Runs | Status |")
     L.append("|---|---|---:|---:|---:|---:|---|")
@@ -221,8 +258,10 @@ def render_markdown(meta: dict, ceilings: dict, rows: list, verdicts: list) -> s
         status = r.status if r.status == "ok" else f"{r.status}: {r.error}" if r.error else r.status
         if r.note and r.status == "ok":
             status += f" ({r.note})"
-        L.append(f"| {r.label} | {r.size} | {format_time(r.seconds)} | {format_rate(r.kind, r.rate)} | "
-                 f"{format_fraction(fraction(r, ceilings))} | {r.samples or '—'} | {status} |")
+        L.append(
+            f"| {r.label} | {r.size} | {format_time(r.seconds)} | {format_rate(r.kind, r.rate)} | "
+            f"{format_fraction(fraction(r, ceilings))} | {r.samples or '—'} | {status} |"
+        )
     L.append("")
     L.append("## Targets")
     L.append("")
@@ -237,8 +276,10 @@ def render_markdown(meta: dict, ceilings: dict, rows: list, verdicts: list) -> s
     missed = [v for v in verdicts if v.result == "miss"]
     if missed:
         L.append("")
-        L.append("Missed targets and their usual causes (the causes are not measured by this script; "
-                 "profile with Nsight Compute to confirm):")
+        L.append(
+            "Missed targets and their usual causes (the causes are not measured by this script; "
+            "profile with Nsight Compute to confirm):"
+        )
         L.append("")
         for v in missed:
             L.append(f"- **{v.target.name}**: measured {format_fraction(v.value)}. {v.target.why_missed}")
@@ -246,16 +287,24 @@ def render_markdown(meta: dict, ceilings: dict, rows: list, verdicts: list) -> s
     L.append("## Method")
     L.append("")
     L.append("- Inputs are fresh random arrays (seed printed below), generated on the GPU for each kernel.")
-    L.append("- Each kernel runs once and its output is checked against NumPy/CuPy before any timing counts; "
-             "the output of the last timed run is checked again. A wrong result marks the row `failed`.")
-    L.append("- Timing: CUDA events on the default stream around a batch of launches (the batch is queued "
-             "behind one untimed launch, so Python's launch overhead is hidden); warm-up first; the "
-             "median of the batches, divided by the batch size.")
-    L.append("- Bandwidth = bytes the kernel must read and write (e.g. 12 bytes per element for "
-             "vector add) / median time. FLOP/s = 2·M·N·K / median time.")
-    L.append("- Copy ceiling: `cudaMemcpyAsync` device to device (counts read + write bytes). "
-             "SGEMM ceiling: `cupy.matmul` on float32 with `CUPY_TF32=0` and `NVIDIA_TF32_OVERRIDE=0` "
-             "(cuBLAS compute type 32F); its scaled error against float64 is reported to prove TF32 was off.")
+    L.append(
+        "- Each kernel runs once and its output is checked against NumPy/CuPy before any timing counts; "
+        "the output of the last timed run is checked again. A wrong result marks the row `failed`."
+    )
+    L.append(
+        "- Timing: CUDA events on the default stream around a batch of launches (the batch is queued "
+        "behind one untimed launch, so Python's launch overhead is hidden); warm-up first; the "
+        "median of the batches, divided by the batch size."
+    )
+    L.append(
+        "- Bandwidth = bytes the kernel must read and write (e.g. 12 bytes per element for "
+        "vector add) / median time. FLOP/s = 2·M·N·K / median time."
+    )
+    L.append(
+        "- Copy ceiling: `cudaMemcpyAsync` device to device (counts read + write bytes). "
+        "SGEMM ceiling: `cupy.matmul` on float32 with `CUPY_TF32=0` and `NVIDIA_TF32_OVERRIDE=0` "
+        "(cuBLAS compute type 32F); its scaled error against float64 is reported to prove TF32 was off."
+    )
     if meta.get("seed") is not None:
         L.append(f"- Seed: {meta['seed']}.")
     L.append("")

@@ -38,8 +38,19 @@ os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
 
 from bench import report  # noqa: E402  (pure Python: fine without a GPU)
 
-KEYS = ("copy_kernel", "vector_add", "saxpy", "transpose_naive", "transpose_tiled", "transpose_padded",
-        "transpose_padded_fast", "reduction", "sgemm_naive", "sgemm_tiled", "sgemm_regblock")
+KEYS = (
+    "copy_kernel",
+    "vector_add",
+    "saxpy",
+    "transpose_naive",
+    "transpose_tiled",
+    "transpose_padded",
+    "transpose_padded_fast",
+    "reduction",
+    "sgemm_naive",
+    "sgemm_tiled",
+    "sgemm_regblock",
+)
 
 
 @dataclass(frozen=True)
@@ -53,24 +64,29 @@ class Sizes:
     budget_seconds: float  # stop adding batches to a slow kernel after this long
 
 
-FULL = Sizes(stream_n=1 << 26, reduce_n=1 << 27, transpose=8192, sgemm=4096,
-             repeats=15, batch_seconds=0.004, budget_seconds=4.0)
-QUICK = Sizes(stream_n=1 << 24, reduce_n=1 << 25, transpose=4096, sgemm=2048,
-              repeats=5, batch_seconds=0.002, budget_seconds=1.0)
+FULL = Sizes(
+    stream_n=1 << 26, reduce_n=1 << 27, transpose=8192, sgemm=4096, repeats=15, batch_seconds=0.004, budget_seconds=4.0
+)
+QUICK = Sizes(
+    stream_n=1 << 24, reduce_n=1 << 25, transpose=4096, sgemm=2048, repeats=5, batch_seconds=0.002, budget_seconds=1.0
+)
 
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(
         prog="bench/run.py",
         description="Time the course's reference kernels on an NVIDIA GPU against ceilings measured in the "
-                    "same run (device-to-device copy; cuBLAS float32 SGEMM with TF32 off) and write a Markdown report.",
+        "same run (device-to-device copy; cuBLAS float32 SGEMM with TF32 off) and write a Markdown report.",
         epilog="Needs a GPU: in CPU mode it prints one line and exits with status 2. `make bench` runs "
-               "`COURSE_MODE=gpu python bench/run.py --out docs/benchmarks.md`.")
+        "`COURSE_MODE=gpu python bench/run.py --out docs/benchmarks.md`.",
+    )
     ap.add_argument("--out", metavar="PATH", help="write the Markdown report here (default: print it)")
-    ap.add_argument("--quick", action="store_true",
-                    help="smaller sizes and fewer repetitions (about a quarter of the time; less reliable)")
-    ap.add_argument("--only", metavar="KEYS", default="",
-                    help=f"comma-separated subset of kernels: {', '.join(KEYS)}")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller sizes and fewer repetitions (about a quarter of the time; less reliable)",
+    )
+    ap.add_argument("--only", metavar="KEYS", default="", help=f"comma-separated subset of kernels: {', '.join(KEYS)}")
     ap.add_argument("--seed", type=int, default=None, help="random seed for the inputs (default: fresh)")
     args = ap.parse_args(argv)
     only = [k.strip() for k in args.only.split(",") if k.strip()]
@@ -102,7 +118,7 @@ class Bench:
     # -- inputs --------------------------------------------------------------------------------
     def rand(self, shape, low=-1.0, high=1.0):
         cp = self.cp
-        return (self.rng.random(shape, dtype=cp.float32) * cp.float32(high - low) + cp.float32(low))
+        return self.rng.random(shape, dtype=cp.float32) * cp.float32(high - low) + cp.float32(low)
 
     def nb(self, a):
         """A Numba view of a CuPy array (no copy, no stream sync: both use the default stream)."""
@@ -151,8 +167,7 @@ class Bench:
         nbytes = src.nbytes
 
         def launch():
-            cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes,
-                                        cp.cuda.runtime.memcpyDeviceToDevice, 0)
+            cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, cp.cuda.runtime.memcpyDeviceToDevice, 0)
 
         launch()
         if not bool((dst == src).all()):
@@ -160,9 +175,13 @@ class Bench:
         seconds, runs = self.time(launch)
         src = dst = None  # free the buffers now (launch() is not called again)
         self.free()
-        return report.Ceiling("copy", "Device-to-device copy", 2 * nbytes / seconds,
-                              f"`cudaMemcpyAsync`, {nbytes / 2**20:.0f} MiB, read + write bytes, median of {runs}"
-                              + self._nominal_bandwidth(2 * nbytes / seconds))
+        return report.Ceiling(
+            "copy",
+            "Device-to-device copy",
+            2 * nbytes / seconds,
+            f"`cudaMemcpyAsync`, {nbytes / 2**20:.0f} MiB, read + write bytes, median of {runs}"
+            + self._nominal_bandwidth(2 * nbytes / seconds),
+        )
 
     def _nominal_bandwidth(self, measured):
         try:  # attributes the driver may not report (deprecated in CUDA 13 on some systems)
@@ -173,7 +192,10 @@ class Bench:
         if not clock_khz or not bus_bits:
             return ""
         peak = 2 * clock_khz * 1e3 * bus_bits / 8
-        return f"; nominal DRAM peak from driver attributes {peak / 1e9:,.0f} GB/s (copy reaches {100 * measured / peak:.0f}%)"
+        return (
+            f"; nominal DRAM peak from driver attributes {peak / 1e9:,.0f} GB/s "
+            f"(copy reaches {100 * measured / peak:.0f}%)"
+        )
 
     def ceiling_sgemm(self):
         cp = self.cp
@@ -193,9 +215,13 @@ class Bench:
         seconds, runs = self.time(launch)
         A = B = C = None  # free the buffers now (launch() is not called again)
         self.free()
-        return report.Ceiling("sgemm", "cuBLAS SGEMM (float32, TF32 off)", 2 * s**3 / seconds,
-                              f"`cupy.matmul`, {s}³, CuPy compute type {compute}; scaled error vs float64 "
-                              f"{err:.1e} ({tf32}); median of {runs}")
+        return report.Ceiling(
+            "sgemm",
+            "cuBLAS SGEMM (float32, TF32 off)",
+            2 * s**3 / seconds,
+            f"`cupy.matmul`, {s}³, CuPy compute type {compute}; scaled error vs float64 "
+            f"{err:.1e} ({tf32}); median of {runs}",
+        )
 
     def _sgemm_error(self, A, B, C, rows=64):
         """max |C - C64| / (|A| @ |B|) over a random sample of rows (float64 on the GPU)."""
@@ -241,10 +267,10 @@ class Bench:
         src, dst = self.rand(n), cp.zeros(n, dtype=cp.float32)
         s_, d_ = self.nb(src), self.nb(dst)
         grid, block = k.streaming_launch(n)
-        row = report.Row("copy_kernel", "copy (Numba kernel)", "bandwidth", f"2^{int(math.log2(n))} float32",
-                         work=2 * 4 * n)
-        return self._measure(row, lambda: k.copy_kernel[grid, block](s_, d_),
-                             lambda: self._stream_check(dst, src, 0.0))
+        row = report.Row(
+            "copy_kernel", "copy (Numba kernel)", "bandwidth", f"2^{int(math.log2(n))} float32", work=2 * 4 * n
+        )
+        return self._measure(row, lambda: k.copy_kernel[grid, block](s_, d_), lambda: self._stream_check(dst, src, 0.0))
 
     def k_vector_add(self):
         cp, k = self.cp, self.k
@@ -253,8 +279,7 @@ class Bench:
         a_, b_, o_ = self.nb(a), self.nb(b), self.nb(out)
         grid, block = k.streaming_launch(n)
         row = report.Row("vector_add", "vector add", "bandwidth", f"2^{int(math.log2(n))} float32", work=3 * 4 * n)
-        return self._measure(row, lambda: k.vector_add[grid, block](a_, b_, o_),
-                             lambda: self._stream_check(out, a + b))
+        return self._measure(row, lambda: k.vector_add[grid, block](a_, b_, o_), lambda: self._stream_check(out, a + b))
 
     def k_saxpy(self):
         import numpy as np
@@ -266,8 +291,9 @@ class Bench:
         x_, y_, o_ = self.nb(x), self.nb(y), self.nb(out)
         grid, block = k.streaming_launch(n)
         row = report.Row("saxpy", "SAXPY", "bandwidth", f"2^{int(math.log2(n))} float32", work=3 * 4 * n)
-        return self._measure(row, lambda: k.saxpy[grid, block](a, x_, y_, o_),
-                             lambda: self._stream_check(out, a * x + y))
+        return self._measure(
+            row, lambda: k.saxpy[grid, block](a, x_, y_, o_), lambda: self._stream_check(out, a * x + y)
+        )
 
     def _transpose(self, key, label, kernel, launch=None):
         cp, k = self.cp, self.k
@@ -293,8 +319,12 @@ class Bench:
         return self._transpose("transpose_padded", "transpose, tiled + padded", self.k.transpose_padded)
 
     def k_transpose_padded_fast(self):
-        return self._transpose("transpose_padded_fast", "transpose, tiled + padded, no checks on interior tiles",
-                               self.k.transpose_padded_fast, self.k.transpose_fast_launch)
+        return self._transpose(
+            "transpose_padded_fast",
+            "transpose, tiled + padded, no checks on interior tiles",
+            self.k.transpose_padded_fast,
+            self.k.transpose_fast_launch,
+        )
 
     def k_reduction(self):
         cp, k = self.cp, self.k
@@ -304,8 +334,13 @@ class Bench:
         partial, result = cp.zeros(blocks, dtype=cp.float32), cp.zeros(1, dtype=cp.float32)
         x_, p_, r_ = self.nb(x), self.nb(partial), self.nb(result)
         want = float(x.sum(dtype=cp.float64))
-        row = report.Row("reduction", f"block reduction (sum, two passes, {blocks} blocks)", "bandwidth",
-                         f"2^{int(math.log2(n))} float32", work=4 * n)
+        row = report.Row(
+            "reduction",
+            f"block reduction (sum, two passes, {blocks} blocks)",
+            "bandwidth",
+            f"2^{int(math.log2(n))} float32",
+            work=4 * n,
+        )
 
         def check(tol=1e-5):
             got = float(result[0])
@@ -330,17 +365,23 @@ class Bench:
         return self._measure(row, lambda: kernel[grid, block](a_, b_, c_), check)
 
     def k_sgemm_naive(self):
-        return self._sgemm("sgemm_naive", "SGEMM 1: naive (one element per thread)", self.k.sgemm_naive,
-                           self.k.sgemm_launch)
+        return self._sgemm(
+            "sgemm_naive", "SGEMM 1: naive (one element per thread)", self.k.sgemm_naive, self.k.sgemm_launch
+        )
 
     def k_sgemm_tiled(self):
-        return self._sgemm("sgemm_tiled", "SGEMM 2: shared-memory tiles (32 x 32)", self.k.sgemm_tiled,
-                           self.k.sgemm_launch)
+        return self._sgemm(
+            "sgemm_tiled", "SGEMM 2: shared-memory tiles (32 x 32)", self.k.sgemm_tiled, self.k.sgemm_launch
+        )
 
     def k_sgemm_regblock(self):
         k = self.k
-        return self._sgemm("sgemm_regblock", f"SGEMM 3: register blocking ({k.BM}x{k.BN} tiles, {k.TM}x{k.TN} per thread)",
-                           k.sgemm_regblock, k.sgemm_regblock_launch)
+        return self._sgemm(
+            "sgemm_regblock",
+            f"SGEMM 3: register blocking ({k.BM}x{k.BN} tiles, {k.TM}x{k.TN} per thread)",
+            k.sgemm_regblock,
+            k.sgemm_regblock_launch,
+        )
 
 
 def _one_line(e: BaseException) -> str:
@@ -357,8 +398,9 @@ def collect_rows(bench, keys, ceilings, log=print) -> list:
         try:
             row = bench.run_kernel(key)
         except Exception as e:  # noqa: BLE001 - one failing kernel must not stop the others
-            row = report.Row(key, key, "flops" if key.startswith("sgemm") else "bandwidth", "—",
-                             status="failed", error=_one_line(e))
+            row = report.Row(
+                key, key, "flops" if key.startswith("sgemm") else "bandwidth", "—", status="failed", error=_one_line(e)
+            )
         finally:
             try:
                 bench.free()
@@ -366,23 +408,31 @@ def collect_rows(bench, keys, ceilings, log=print) -> list:
                 pass
         rows.append(row)
         frac = report.fraction(row, ceilings)
-        log(f"  {row.label:58} {row.status:6} {report.format_rate(row.kind, row.rate):>16} "
+        log(
+            f"  {row.label:58} {row.status:6} {report.format_rate(row.kind, row.rate):>16} "
             f"{report.format_fraction(frac):>5}  ({time.perf_counter() - t0:.1f} s)"
-            + (f"  {row.error}" if row.error else ""))
+            + (f"  {row.error}" if row.error else "")
+        )
     return rows
 
 
 def _metadata(bench: Bench, args, helpers_env) -> dict:
     info = helpers_env.MODE.info
     v = helpers_env.library_versions()
-    libs = ", ".join(f"{k} {v[k]}" for k in ("numba", "numba-cuda", "numpy", "cupy", "cuda-bindings", "cuda-core") if v.get(k))
+    libs = ", ".join(
+        f"{k} {v[k]}" for k in ("numba", "numba-cuda", "numpy", "cupy", "cuda-bindings", "cuda-core") if v.get(k)
+    )
     try:
         runtime = bench.cp.cuda.runtime.runtimeGetVersion()
         libs += f"; CUDA runtime (CuPy) {runtime // 1000}.{runtime % 1000 // 10}"
     except Exception:  # noqa: BLE001 - informational
         pass
     cc = bench.dev.compute_capability
-    cmd = "python bench/run.py" + (" --quick" if args.quick else "") + (f" --only {','.join(args.only)}" if args.only else "")
+    cmd = (
+        "python bench/run.py"
+        + (" --quick" if args.quick else "")
+        + (f" --only {','.join(args.only)}" if args.only else "")
+    )
     return {
         "command": cmd,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -415,7 +465,10 @@ def main(argv=None) -> int:
 
     ceilings = {}
     for key, fn, unit in (("copy", bench.ceiling_copy, "bandwidth"), ("sgemm", bench.ceiling_sgemm, "flops")):
-        wanted = {"copy": [k for k in KEYS if not k.startswith("sgemm")], "sgemm": [k for k in KEYS if k.startswith("sgemm")]}[key]
+        wanted = {
+            "copy": [k for k in KEYS if not k.startswith("sgemm")],
+            "sgemm": [k for k in KEYS if k.startswith("sgemm")],
+        }[key]
         if args.only and not any(k in args.only for k in wanted):
             continue
         try:
@@ -427,10 +480,13 @@ def main(argv=None) -> int:
             print(f"  ceiling {key}: failed ({_one_line(e)})", flush=True)
             bench.free()
 
-    rows = collect_rows(bench, [k for k in KEYS if not args.only or k in args.only], ceilings,
-                        log=lambda s: print(s, flush=True))
+    rows = collect_rows(
+        bench, [k for k in KEYS if not args.only or k in args.only], ceilings, log=lambda s: print(s, flush=True)
+    )
 
-    verdicts = report.judge(rows, ceilings, [t for t in report.TARGETS if not args.only or any(k in args.only for k in t.keys)])
+    verdicts = report.judge(
+        rows, ceilings, [t for t in report.TARGETS if not args.only or any(k in args.only for k in t.keys)]
+    )
     meta = _metadata(bench, args, helpers.env)
     text = report.render_markdown(meta, ceilings, rows, verdicts)
     if args.out:

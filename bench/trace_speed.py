@@ -18,10 +18,10 @@ from pathlib import Path
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import helpers  # noqa: E402,F401  - decides the mode before numba.cuda is imported
 import numpy as np  # noqa: E402
 from numba import cuda, float32  # noqa: E402
 
+import helpers  # noqa: E402,F401  - decides the mode before numba.cuda is imported
 from helpers.tracer import trace  # noqa: E402
 
 warnings.simplefilter("ignore")
@@ -84,8 +84,9 @@ def main(repeat=7):
 
         both = median_seconds(full, repeat)
         worst = max(worst, both / sim)
-        print(f"{name:34} {sim * 1e3:8.1f}ms {tr * 1e3:8.1f}ms {tr / sim:5.2f}x "
-              f"{both * 1e3:13.1f}ms {both / sim:5.2f}x")
+        print(
+            f"{name:34} {sim * 1e3:8.1f}ms {tr * 1e3:8.1f}ms {tr / sim:5.2f}x {both * 1e3:13.1f}ms {both / sim:5.2f}x"
+        )
     verdict = "OK" if worst <= 3 else "TOO SLOW"
     print(f"worst ratio (trace+analysis / simulator): {worst:.2f}x -> {verdict} (limit 3x)")
     return worst

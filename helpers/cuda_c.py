@@ -64,8 +64,15 @@ def _first_errors(log: str, limit: int = 4) -> str:
     return "; ".join(lines[:limit]) or log.strip()[:400]
 
 
-def compile(src: str | bytes, *, target: str = "ptx", arch: str | None = None, name: str = "kernel.cu",
-            options: tuple = (), extern_c: bool = False) -> bytes:  # noqa: A001 - the natural name
+def compile(
+    src: str | bytes,
+    *,
+    target: str = "ptx",
+    arch: str | None = None,
+    name: str = "kernel.cu",
+    options: tuple = (),
+    extern_c: bool = False,
+) -> bytes:  # noqa: A001 - the natural name
     """Compile CUDA C with NVRTC and return PTX (text, as bytes) or a CUBIN (ELF bytes).
 
     ``arch`` is "sm_90"-style; PTX targets use the matching "compute_90". ``extern_c=True``
@@ -90,8 +97,11 @@ def compile(src: str | bytes, *, target: str = "ptx", arch: str | None = None, n
         log = log.rstrip(b"\x00 ").decode(errors="replace")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(f"{name} does not compile: {_first_errors(log)}", log)
-        get_size, get = ((nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if target == "cubin"
-                         else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX))
+        get_size, get = (
+            (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
+            if target == "cubin"
+            else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
+        )
         out = b" " * check(get_size(prog))
         check(get(prog, out))
         return out
@@ -120,9 +130,20 @@ def cubin_arch(cubin: bytes) -> str:
 
 # NumPy-style type names used by CuPy's ElementwiseKernel -> C types. One capital letter
 # (T, U...) is a type placeholder CuPy fills in at call time; float stands in for it here.
-_CTYPES = {"float16": "__half", "float32": "float", "float64": "double", "int8": "signed char", "uint8": "unsigned char",
-           "int16": "short", "uint16": "unsigned short", "int32": "int", "uint32": "unsigned int",
-           "int64": "long long", "uint64": "unsigned long long", "bool": "bool"}
+_CTYPES = {
+    "float16": "__half",
+    "float32": "float",
+    "float64": "double",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "int16": "short",
+    "uint16": "unsigned short",
+    "int32": "int",
+    "uint32": "unsigned int",
+    "int64": "long long",
+    "uint64": "unsigned long long",
+    "bool": "bool",
+}
 
 
 def _params(spec: str):
@@ -162,17 +183,28 @@ def elementwise_source(in_params: str, out_params: str, operation: str, name: st
         else:
             args.append(f"{ctype}* _{pname}")
             loads.append(f"{ctype}& {pname} = _{pname}[i];" if is_out else f"const {ctype} {pname} = _{pname}[i];")
-    return (_placeholder_typedefs(in_params, out_params)
-            + "struct _Index { long long n; __device__ long long size() const { return n; } };\n"
-            + f'extern "C" __global__ void {name}({", ".join(args)}, long long _n) {{\n'
-            + "  _Index _ind = {_n};\n"
-            + "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < _n; i += (long long)blockDim.x * gridDim.x) {\n"
-            + "".join(f"    {ld}\n" for ld in loads)
-            + f"    {operation};\n  }}\n}}\n")
+    return (
+        _placeholder_typedefs(in_params, out_params)
+        + "struct _Index { long long n; __device__ long long size() const { return n; } };\n"
+        + f'extern "C" __global__ void {name}({", ".join(args)}, long long _n) {{\n'
+        + "  _Index _ind = {_n};\n"
+        + "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < _n;"
+        + " i += (long long)blockDim.x * gridDim.x) {\n"
+        + "".join(f"    {ld}\n" for ld in loads)
+        + f"    {operation};\n  }}\n}}\n"
+    )
 
 
-def reduction_source(in_params: str, out_params: str, map_expr: str, reduce_expr: str, post_map_expr: str,
-                     identity: str, name: str = "reduction", reduce_type: str | None = None) -> str:
+def reduction_source(
+    in_params: str,
+    out_params: str,
+    map_expr: str,
+    reduce_expr: str,
+    post_map_expr: str,
+    identity: str,
+    name: str = "reduction",
+    reduce_type: str | None = None,
+) -> str:
     """A kernel with the shape of CuPy's ``ReductionKernel``: map each element, combine pairs
     ``a`` and ``b`` with ``reduce_expr`` starting from ``identity``, then ``post_map_expr``
     (which sees the result as ``a``) writes the outputs. One thread does it all: this source
@@ -182,25 +214,32 @@ def reduction_source(in_params: str, out_params: str, map_expr: str, reduce_expr
     args = [f"const {c}* _{n}" for c, n, _ in ins] + [f"{c}* _{n}" for c, n, _ in outs]
     loads = "".join(f"      const {c} {n} = _{n}[_j];\n" for c, n, _ in ins)
     outs_ref = "".join(f"  {c}& {n} = _{n}[0];\n" for c, n, _ in outs)
-    return (_placeholder_typedefs(in_params, out_params)
-            + f'extern "C" __global__ void {name}({", ".join(args)}, long long _n) {{\n'
-            + f"  typedef {acc} _type_reduce;\n"
-            + f"  _type_reduce a = _type_reduce({identity});\n"
-            + "  for (long long _j = 0; _j < _n; ++_j) {\n"
-            + "    " + "{\n" + loads
-            + f"      const _type_reduce b = _type_reduce({map_expr});\n"
-            + f"      a = ({reduce_expr});\n    }}\n  }}\n"
-            + outs_ref + f"  {post_map_expr};\n}}\n")
+    return (
+        _placeholder_typedefs(in_params, out_params)
+        + f'extern "C" __global__ void {name}({", ".join(args)}, long long _n) {{\n'
+        + f"  typedef {acc} _type_reduce;\n"
+        + f"  _type_reduce a = _type_reduce({identity});\n"
+        + "  for (long long _j = 0; _j < _n; ++_j) {\n"
+        + "    "
+        + "{\n"
+        + loads
+        + f"      const _type_reduce b = _type_reduce({map_expr});\n"
+        + f"      a = ({reduce_expr});\n    }}\n  }}\n"
+        + outs_ref
+        + f"  {post_map_expr};\n}}\n"
+    )
 
 
 def pycuda_elementwise_source(arguments: str, operation: str, name: str = "elementwise") -> str:
     """The kernel PyCUDA's ``ElementwiseKernel(arguments, operation)`` generates: C arguments
     as written, plus a grid-stride loop over ``i`` up to ``n``."""
-    return (f'extern "C" __global__ void {name}({arguments}, unsigned long n) {{\n'
-            "  unsigned tid = threadIdx.x; unsigned total_threads = gridDim.x * blockDim.x;\n"
-            "  unsigned cta_start = blockDim.x * blockIdx.x;\n"
-            "  for (unsigned long i = cta_start + tid; i < n; i += total_threads) {\n"
-            f"    {operation};\n  }}\n}}\n")
+    return (
+        f'extern "C" __global__ void {name}({arguments}, unsigned long n) {{\n'
+        "  unsigned tid = threadIdx.x; unsigned total_threads = gridDim.x * blockDim.x;\n"
+        "  unsigned cta_start = blockDim.x * blockIdx.x;\n"
+        "  for (unsigned long i = cta_start + tid; i < n; i += total_threads) {\n"
+        f"    {operation};\n  }}\n}}\n"
+    )
 
 
 def signature_probe(kernel: str, c_params: str) -> str:

@@ -74,7 +74,9 @@ def probe_gpu() -> GPUInfo:
     driver_cuda = _cuda_version_str(ver.value) if ver.value else None
     rc = lib.cuInit(0)
     if rc != 0:
-        return GPUInfo(driver_cuda=driver_cuda, problem=f"the NVIDIA driver is installed but cuInit failed (CUDA error {rc})")
+        return GPUInfo(
+            driver_cuda=driver_cuda, problem=f"the NVIDIA driver is installed but cuInit failed (CUDA error {rc})"
+        )
     count = ctypes.c_int(0)
     lib.cuDeviceGetCount(ctypes.byref(count))
     if count.value == 0:
@@ -100,8 +102,9 @@ def _nvidia_smi_driver() -> str | None:
     if not smi:
         return None
     try:
-        out = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            [smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=10
+        )
         return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
     except (OSError, subprocess.SubprocessError, IndexError):
         return None
@@ -114,7 +117,11 @@ def _decide() -> Mode:
     if wanted == "cpu":
         return Mode(False, "COURSE_MODE=cpu asked for the simulator", GPUInfo(problem="CPU mode was asked for"))
     if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0") and wanted != "gpu":
-        return Mode(False, "NUMBA_ENABLE_CUDASIM=1 was already set", GPUInfo(problem="the simulator was switched on by NUMBA_ENABLE_CUDASIM"))
+        return Mode(
+            False,
+            "NUMBA_ENABLE_CUDASIM=1 was already set",
+            GPUInfo(problem="the simulator was switched on by NUMBA_ENABLE_CUDASIM"),
+        )
     info = probe_gpu()
     if info.problem is None:
         return Mode(True, "found an NVIDIA GPU", info)
@@ -279,22 +286,37 @@ def _pycuda_check() -> str:
 
 def checks() -> list[Check]:
     """Every component the course uses, probed one by one (notebook 00's table)."""
-    gpu_fix = ("No NVIDIA GPU: the course runs in CPU mode, which covers every Numba exercise. "
-               "For GPU-only cells use a machine with an NVIDIA GPU and driver (e.g. a cloud or Colab GPU).")
-    driver = Check("NVIDIA driver / GPU", MODE.gpu,
-                   f"{MODE.info.name}, driver supports CUDA {MODE.info.driver_cuda}" if MODE.gpu else MODE.reason,
-                   "" if MODE.gpu else gpu_fix)
+    gpu_fix = (
+        "No NVIDIA GPU: the course runs in CPU mode, which covers every Numba exercise. "
+        "For GPU-only cells use a machine with an NVIDIA GPU and driver (e.g. a cloud or Colab GPU)."
+    )
+    driver = Check(
+        "NVIDIA driver / GPU",
+        MODE.gpu,
+        f"{MODE.info.name}, driver supports CUDA {MODE.info.driver_cuda}" if MODE.gpu else MODE.reason,
+        "" if MODE.gpu else gpu_fix,
+    )
     return [
         driver,
         _try("Numba (numba-cuda)", _numba_check, "Run `make lab` again: it reinstalls the locked environment."),
-        _try("NVRTC (cuda.bindings)", _nvrtc_check,
-             "The NVRTC wheel is missing or does not match cuda-bindings: run `make lab` again (it installs the lock)."),
-        _try("CuPy", _cupy_check,
-             "A CuPy built for another CUDA major version: rebuild with `make lab CUDA_SET=cu12` (driver below 580) or cu13."),
+        _try(
+            "NVRTC (cuda.bindings)",
+            _nvrtc_check,
+            "The NVRTC wheel is missing or does not match cuda-bindings: run `make lab` again (it installs the lock).",
+        ),
+        _try(
+            "CuPy",
+            _cupy_check,
+            "A CuPy built for another CUDA major version: rebuild with `make lab CUDA_SET=cu12` (driver below "
+            "580) or cu13.",
+        ),
         _try("cuda.core", _cuda_core_check, "Reinstall the locked set: `make lab`."),
-        _try("PyCUDA", _pycuda_check,
-             "PyCUDA is built from source where a CUDA toolkit (nvcc, cuda.h, curand.h) exists: install the toolkit "
-             "and run `make pycuda`, or use environment.yml (conda-forge has PyCUDA prebuilt)."),
+        _try(
+            "PyCUDA",
+            _pycuda_check,
+            "PyCUDA is built from source where a CUDA toolkit (nvcc, cuda.h, curand.h) exists: install the toolkit "
+            "and run `make pycuda`, or use environment.yml (conda-forge has PyCUDA prebuilt).",
+        ),
     ]
 
 

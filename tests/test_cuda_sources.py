@@ -121,10 +121,16 @@ def find_sources(units: list[tuple[str, str]]) -> list[Found]:
                 kind = _call_kind(node.func)
                 wanted = _PARAM_NAMES[kind]
                 given = list(node.args[: len(wanted)])
-                given += [kw.value for kw in node.keywords if kw.arg in wanted[len(given):]]
+                given += [kw.value for kw in node.keywords if kw.arg in wanted[len(given) :]]
                 parts = []
                 for arg in given[: len(wanted)]:
-                    value = _str(arg) if _str(arg) is not None else consts.get(arg.id) if isinstance(arg, ast.Name) else None
+                    value = (
+                        _str(arg)
+                        if _str(arg) is not None
+                        else consts.get(arg.id)
+                        if isinstance(arg, ast.Name)
+                        else None
+                    )
                     parts.append(value)
                     allowed.add(id(arg))
                 where = f"{label}: {kind} call at line {node.lineno}"
@@ -192,8 +198,11 @@ def test_source_compiles(group):
 
 
 def test_every_cuda_c_string_follows_the_convention():
-    bad = [f"{s.where} ({'name it *_src' if s.kind == 'stray' else 'arguments must be string literals or names bound to them'})"
-           for s in FOUND if s.kind in ("stray", "unresolved")]
+    bad = [
+        f"{s.where} ({'name it *_src' if s.kind == 'stray' else 'arguments must be string literals or names bound to them'})"  # noqa: E501
+        for s in FOUND
+        if s.kind in ("stray", "unresolved")
+    ]
     assert not bad, "CUDA C that CI cannot find or compile:\n" + "\n".join(bad)
 
 
@@ -230,6 +239,6 @@ def test_planted_errors_are_caught():
 
 
 def test_broken_marker_must_really_be_broken():
-    found = find_sources([("planted", 'oops_broken_src = \'extern "C" __global__ void k() {}\'')])
+    found = find_sources([("planted", "oops_broken_src = 'extern \"C\" __global__ void k() {}'")])
     with pytest.raises(pytest.fail.Exception):
         check_group(_unique(found)[0])

@@ -20,10 +20,12 @@ THIS = Path(__file__).resolve()
 
 DEPRECATED = {
     "cuda.core.experimental (removed in cuda.core 1.0: import from cuda.core)": re.compile(r"cuda\.core\.experimental"),
-    "from cuda import cuda/cudart/nvrtc (use cuda.bindings.driver/runtime/nvrtc)":
-        re.compile(r"from\s+cuda\s+import\s+(?:\([^)]*?|[^\n(]*?)\b(cuda|cudart|nvrtc)\b"),
-    "cuda.cuda / cuda.cudart / cuda.nvrtc module paths (use cuda.bindings.*)":
-        re.compile(r"(?<![\w.])cuda\.(cuda|cudart|nvrtc)\b"),
+    "from cuda import cuda/cudart/nvrtc (use cuda.bindings.driver/runtime/nvrtc)": re.compile(
+        r"from\s+cuda\s+import\s+(?:\([^)]*?|[^\n(]*?)\b(cuda|cudart|nvrtc)\b"
+    ),
+    "cuda.cuda / cuda.cudart / cuda.nvrtc module paths (use cuda.bindings.*)": re.compile(
+        r"(?<![\w.])cuda\.(cuda|cudart|nvrtc)\b"
+    ),
 }
 ALLOWED_NEARBY = re.compile(r"\b(removed|deprecated|gone|old|outdated|no longer|never|not|instead)\b", re.I)
 TEXT_SUFFIXES = {".py", ".ipynb", ".md", ".txt", ".toml", ".yml", ".yaml", ".cfg", ".ini", ".in", ".sh", ".rst"}
@@ -32,11 +34,17 @@ TEXT_NAMES = {"Makefile", "Dockerfile"}
 
 def repo_files() -> list[Path]:
     """Tracked files plus new files git does not ignore (the tree as it will be committed)."""
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout.splitlines()
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     files = [ROOT / p for p in out]
-    return [f for f in files if f.is_file() and (f.suffix in TEXT_SUFFIXES or f.name in TEXT_NAMES)
-            and f.resolve() != THIS]
+    return [
+        f for f in files if f.is_file() and (f.suffix in TEXT_SUFFIXES or f.name in TEXT_NAMES) and f.resolve() != THIS
+    ]
 
 
 def problems_in_code(text: str, where: str) -> list[str]:
@@ -117,8 +125,10 @@ def test_prose_needs_a_warning_word(tmp_path):
 
 def test_notebook_code_cell_is_strict_markdown_is_lenient(tmp_path):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("`from cuda import cudart` is deprecated."),
-                nbformat.v4.new_code_cell("from cuda import cudart  # deprecated")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("`from cuda import cudart` is deprecated."),
+        nbformat.v4.new_code_cell("from cuda import cudart  # deprecated"),
+    ]
     path = tmp_path / "x.ipynb"
     nbformat.write(nb, path)
     found = problems_in_file(path)

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 import helpers
 from helpers import env
 
@@ -32,8 +31,10 @@ def test_cpu_mode_banner_names_the_simulator_and_versions():
 
 def test_simulator_is_switched_on_before_numba_loads():
     # A fresh interpreter without the flag: importing helpers alone must turn the simulator on.
-    r = run_python("import helpers, os; from numba import cuda; "
-                   "print(os.environ['NUMBA_ENABLE_CUDASIM'], type(cuda.jit(lambda a: None)).__name__)")
+    r = run_python(
+        "import helpers, os; from numba import cuda; "
+        "print(os.environ['NUMBA_ENABLE_CUDASIM'], type(cuda.jit(lambda a: None)).__name__)"
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["1", "FakeCUDAKernel"]
 
@@ -72,7 +73,14 @@ def test_size_picks_the_cpu_value():
 def test_report_lists_every_component_with_a_fix_when_missing(capsys):
     rows = env.report()
     names = [r.component for r in rows]
-    assert names == ["NVIDIA driver / GPU", "Numba (numba-cuda)", "NVRTC (cuda.bindings)", "CuPy", "cuda.core", "PyCUDA"]
+    assert names == [
+        "NVIDIA driver / GPU",
+        "Numba (numba-cuda)",
+        "NVRTC (cuda.bindings)",
+        "CuPy",
+        "cuda.core",
+        "PyCUDA",
+    ]
     by = {r.component: r for r in rows}
     assert by["NVRTC (cuda.bindings)"].ok, by["NVRTC (cuda.bindings)"].detail  # compiles without a GPU
     assert by["Numba (numba-cuda)"].ok
@@ -87,7 +95,8 @@ def test_course_errors_print_one_line_in_ipython():
         "from IPython.testing.globalipapp import start_ipython\n"
         "ip = start_ipython()\n"
         "ip.run_cell('import helpers')\n"
-        "ip.run_cell('from helpers.errors import LearnerError\\nraise LearnerError(\"threads_per_block must be positive.\")')\n"
+        "ip.run_cell('from helpers.errors import LearnerError\\nraise LearnerError(\"threads_per_block must be "
+        "positive.\")')\n"
     )
     r = run_python(code, COURSE_MODE="cpu")
     assert "LearnerError: threads_per_block must be positive." in r.stdout + r.stderr

@@ -50,10 +50,14 @@ def trap_problems(lock_pins: dict[str, str], in_reqs: list[Requirement]) -> list
     problems = []
     np_v = lock_pins.get("numpy")
     if np_v is None or Version(np_v) >= Version("2.5"):
-        problems.append(f"numpy {np_v} is not below 2.5 (numpy 2.5 removed np.row_stack, which numba-cuda 0.30.4 calls)")
+        problems.append(
+            f"numpy {np_v} is not below 2.5 (numpy 2.5 removed np.row_stack, which numba-cuda 0.30.4 calls)"
+        )
     nc = lock_pins.get("numba-cuda")
     if nc != "0.30.4":
-        problems.append(f"numba-cuda resolved to {nc}, not 0.30.4 (pip falls back to 0.13 when extras and cuda-python disagree)")
+        problems.append(
+            f"numba-cuda resolved to {nc}, not 0.30.4 (pip falls back to 0.13 when extras and cuda-python disagree)"
+        )
     cu12_extra = any(r.name == "numba-cuda" and "cu12" in r.extras for r in in_reqs)
     for pkg in ("cuda-python", "cuda-bindings"):
         v = lock_pins.get(pkg)
@@ -135,10 +139,19 @@ def test_environment_yml_agrees_with_the_lock():
         assert required in env, f"environment.yml does not pin {required}"
 
 
-@pytest.mark.parametrize("major, wanted, expected", [
-    (13, "auto", "cu13"), (14, "auto", "cu13"), (12, "auto", "cu12"), (11, "auto", "cpu"),
-    (None, "auto", "cpu"), (13, "cu12", "cu12"), (None, "cu13", "cu13"), (12, "cpu", "cpu"),
-])
+@pytest.mark.parametrize(
+    "major, wanted, expected",
+    [
+        (13, "auto", "cu13"),
+        (14, "auto", "cu13"),
+        (12, "auto", "cu12"),
+        (11, "auto", "cpu"),
+        (None, "auto", "cpu"),
+        (13, "cu12", "cu12"),
+        (None, "cu13", "cu13"),
+        (12, "cpu", "cpu"),
+    ],
+)
 def test_set_is_picked_from_the_driver(major, wanted, expected):
     assert envset.pick(wanted, major) == expected
 

@@ -10,11 +10,11 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import helpers  # noqa: E402 - decides CPU/GPU mode before numba is imported
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from numba import cuda  # noqa: E402
 
+import helpers  # noqa: E402 - decides CPU/GPU mode before numba is imported
 from helpers import exercises as E
 from helpers.exercises import explain, inputs, launch
 from helpers.exercises import progress as _progress  # noqa: E402
@@ -40,8 +40,14 @@ def _negate(x, out):
         out[i] = -x[i]
 
 
-NEGATE = E.KernelExercise(prompt="out = -x", args=(E.In("x"), E.Out("out")), expect=lambda x: -x,
-                          reference=_negate, launch=E.per_element(16), hints=("one", "two"))
+NEGATE = E.KernelExercise(
+    prompt="out = -x",
+    args=(E.In("x"), E.Out("out")),
+    expect=lambda x: -x,
+    reference=_negate,
+    launch=E.per_element(16),
+    hints=("one", "two"),
+)
 E.register("tests.scratch", {"negate": NEGATE})
 
 
@@ -172,10 +178,17 @@ def test_out_of_bounds_found_by_tracer():
     assert r.status == "failed" and "out-of-bounds" in r.message
 
 
-@pytest.mark.parametrize("cfg, says", [
-    ((4, 0), "at least 1"), ((0.5, 32), "whole numbers"), ((4, 2048), "1024"), ((4, (1, 1, 128)), "64 threads deep"),
-    ((4,), "(blocks_per_grid, threads_per_block)"), (((1, 1, 1, 1), 32), "1 to 3"),
-])
+@pytest.mark.parametrize(
+    "cfg, says",
+    [
+        ((4, 0), "at least 1"),
+        ((0.5, 32), "whole numbers"),
+        ((4, 2048), "1024"),
+        ((4, (1, 1, 128)), "64 threads deep"),
+        ((4,), "(blocks_per_grid, threads_per_block)"),
+        (((1, 1, 1, 1), 32), "1 to 3"),
+    ],
+)
 def test_bad_launch_configurations(cfg, says):
     with pytest.raises(helpers.errors.LearnerError, match=None) as err:
         launch.validate_launch(cfg)
@@ -220,7 +233,9 @@ def test_check_prints_one_line_and_never_raises(capsys):
 
 
 def test_hints_advance_and_stop_at_the_last(capsys, progress_file):
-    ex = E.KernelExercise(prompt="p", args=NEGATE.args, expect=NEGATE.expect, reference=_negate, hints=("first", "second"))
+    ex = E.KernelExercise(
+        prompt="p", args=NEGATE.args, expect=NEGATE.expect, reference=_negate, hints=("first", "second")
+    )
     E.register("tests.scratch", {"hinted": ex})
     for _ in range(3):
         ex.hint()
@@ -268,9 +283,12 @@ def test_progress_survives_a_restart(progress_file):
     import importlib
 
     importlib.reload(_progress)  # a fresh module state reads only the file
-    rows = {r["exercise"]: r for r in E.progress(show=False)}
+    rows = {r["exercise"]: r for r in helpers.progress(show=False)}
     assert rows["nb01.idle_threads"]["status"] == "passed"
-    assert rows["nb01.threads_launched"]["status"] == "failed" and "more threads than elements" in rows["nb01.threads_launched"]["last result"]
+    assert (
+        rows["nb01.threads_launched"]["status"] == "failed"
+        and "more threads than elements" in rows["nb01.threads_launched"]["last result"]
+    )
     assert rows["nb02.saxpy"]["status"] == "not attempted"
 
 

@@ -18,16 +18,16 @@ def test_blocks_for_is_ceiling_division(n, t, blocks):
 
 
 def test_five_elements_thirty_two_threads():
-    l = geometry.launch_1d(5, 32)
-    assert (l.threads, l.idle(), l.skipped()) == (32, 27, 0)
-    assert "27 idle" in l.describe()
+    launch = geometry.launch_1d(5, 32)
+    assert (launch.threads, launch.idle(), launch.skipped()) == (32, 27, 0)
+    assert "27 idle" in launch.describe()
 
 
 def test_floor_division_skips_the_tail():
-    l = geometry.launch_1d(70, 32, blocks=70 // 32)
-    assert l.skipped() == 6 and l.idle() == 0
-    assert list(np.flatnonzero(l.owner() == 0)) == [64, 65, 66, 67, 68, 69]
-    assert "6 elements NOT handled" in l.describe()
+    launch = geometry.launch_1d(70, 32, blocks=70 // 32)
+    assert launch.skipped() == 6 and launch.idle() == 0
+    assert list(np.flatnonzero(launch.owner() == 0)) == [64, 65, 66, 67, 68, 69]
+    assert "6 elements NOT handled" in launch.describe()
 
 
 def test_2d_floor_recipe_skips_rows_and_columns():
@@ -44,12 +44,15 @@ def test_every_element_has_exactly_one_thread_with_ceiling():
         assert geometry.launch_2d(shape, block).owner().max() == 1
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: geometry.launch_1d(0, 32), "n must be a positive whole number, got 0."),
-    (lambda: geometry.launch_1d(10, 2048), "threads_per_block=2048 is more than the 1024 a CUDA block can hold."),
-    (lambda: geometry.launch_1d(10, 3.5), "threads_per_block must be a positive whole number, got 3.5."),
-    (lambda: geometry.launch_2d((4, 4), (64, 32)), "a 64x32 block has 2048 threads, more than the 1024 allowed."),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: geometry.launch_1d(0, 32), "n must be a positive whole number, got 0."),
+        (lambda: geometry.launch_1d(10, 2048), "threads_per_block=2048 is more than the 1024 a CUDA block can hold."),
+        (lambda: geometry.launch_1d(10, 3.5), "threads_per_block must be a positive whole number, got 3.5."),
+        (lambda: geometry.launch_2d((4, 4), (64, 32)), "a 64x32 block has 2048 threads, more than the 1024 allowed."),
+    ],
+)
 def test_bad_launches_get_one_sentence(call, message):
     with pytest.raises(LearnerError) as e:
         call()

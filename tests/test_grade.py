@@ -21,8 +21,14 @@ SALT = "test-salt"
 
 def grade(*args, timeout=240):
     env = {**os.environ, "COURSE_MODE": "cpu"}
-    return subprocess.run([sys.executable, "-m", "helpers.grade", *map(str, args)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "helpers.grade", *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def records(out: Path) -> dict:
@@ -36,7 +42,22 @@ def batch(tmp_path_factory):
     table = fx.write_submissions(tmp / "subs")
     (tmp / "subs" / "nobody").mkdir()  # a student folder with nothing in it
     out = tmp / "out"
-    run = grade(tmp / "subs", "--out", out, "--course", course, "-j2", "--cell-timeout", 4, "--grade-timeout", 10, "--timeout", 40, "--salt", SALT)
+    run = grade(
+        tmp / "subs",
+        "--out",
+        out,
+        "--course",
+        course,
+        "-j2",
+        "--cell-timeout",
+        4,
+        "--grade-timeout",
+        10,
+        "--timeout",
+        40,
+        "--salt",
+        SALT,
+    )
     return {"tmp": tmp, "course": course, "table": table, "out": out, "run": run, "records": records(out)}
 
 
@@ -105,8 +126,17 @@ def test_resume_regrades_nothing_and_keeps_the_grades(batch):
     before = (batch["out"] / "grades.csv").read_text()
     gone = batch["out"] / "records" / f"partial__{fx.STEM}.json"
     gone.unlink()
-    run = grade(batch["tmp"] / "subs", "--out", batch["out"], "--course", batch["course"], "-j2", "--cell-timeout", 4,
-                "--resume")
+    run = grade(
+        batch["tmp"] / "subs",
+        "--out",
+        batch["out"],
+        "--course",
+        batch["course"],
+        "-j2",
+        "--cell-timeout",
+        4,
+        "--resume",
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "[1/1] partial" in run.stderr  # only the missing record was graded again
     assert (batch["out"] / "grades.csv").read_text() == before  # same salt from run.json: same seeds, same grades
@@ -126,8 +156,22 @@ def test_zip_input_same_seeds_points_override_and_crash_without_retry(batch, tmp
     points = tmp_path / "points.csv"
     points.write_text("exercise,points\nnb02.vector_add,3\n")
     out = tmp_path / "out"
-    run = grade(z, "--out", out, "--course", batch["course"], "-j2", "--cell-timeout", 4, "--salt", SALT,
-                "--retries", 0, "--points", points)
+    run = grade(
+        z,
+        "--out",
+        out,
+        "--course",
+        batch["course"],
+        "-j2",
+        "--cell-timeout",
+        4,
+        "--salt",
+        SALT,
+        "--retries",
+        0,
+        "--points",
+        points,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert not (tmp_path.parent / "evil.txt").exists()
     recs = records(out)
@@ -179,12 +223,21 @@ def test_seeds_are_deterministic_and_depend_on_everything():
     from helpers.grading.cli import seed_for
 
     assert seed_for("s", "alice", "nb02.saxpy") == seed_for("s", "alice", "nb02.saxpy")
-    assert len({seed_for("s", "alice", "nb02.saxpy"), seed_for("t", "alice", "nb02.saxpy"),
-                seed_for("s", "bob", "nb02.saxpy"), seed_for("s", "alice", "nb02.histogram")}) == 4
+    assert (
+        len(
+            {
+                seed_for("s", "alice", "nb02.saxpy"),
+                seed_for("t", "alice", "nb02.saxpy"),
+                seed_for("s", "bob", "nb02.saxpy"),
+                seed_for("s", "alice", "nb02.histogram"),
+            }
+        )
+        == 4
+    )
 
 
 def test_answers_lose_home_made_equality():
-    from helpers.grading.child import _plain
+    from helpers.grading.cells import plain as _plain
 
     class Liar(int):
         def __eq__(self, other):
@@ -233,9 +286,26 @@ def test_child_imports_what_the_grader_imports(tmp_path):
     (subs / f"{fx.STEM}.ipynb").write_text(json.dumps(nb))
     out = tmp_path / "out"
     env = {**os.environ, "COURSE_MODE": "cpu", "PYTHONPATH": f"{lib}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    run = subprocess.run([sys.executable, "-m", "helpers.grade", str(tmp_path / "subs"), "--out", str(out),
-                          "--course", str(course), "-j1", "--salt", SALT], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=240)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "helpers.grade",
+            str(tmp_path / "subs"),
+            "--out",
+            str(out),
+            "--course",
+            str(course),
+            "-j1",
+            "--salt",
+            SALT,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     rec = records(out)["dana"]
     assert rec["cell_errors"] == [], rec["cell_errors"]
@@ -285,7 +355,10 @@ def test_a_cell_that_poisons_the_gpu_is_skipped_in_a_second_run(tmp_path):
     """On a GPU an illegal address makes every later CUDA call fail in that process (seen on an
     H100). The CPU cannot make one, so the cell raises the same CUDA error text."""
     course = fx.make_course(tmp_path / "course")
-    poison = 'raise RuntimeError("[CUresult.CUDA_ERROR_ILLEGAL_ADDRESS: 700] Call to cuMemcpyDtoH results in CUDA_ERROR_ILLEGAL_ADDRESS")'
+    poison = (
+        'raise RuntimeError("[CUresult.CUDA_ERROR_ILLEGAL_ADDRESS: 700] '
+        'Call to cuMemcpyDtoH results in CUDA_ERROR_ILLEGAL_ADDRESS")'
+    )
     subs = tmp_path / "subs" / "ivy"
     subs.mkdir(parents=True)
     (subs / f"{fx.STEM}.ipynb").write_text(json.dumps(fx.notebook(fx.perfect_cells(extra=[poison]))))

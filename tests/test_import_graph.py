@@ -132,22 +132,28 @@ def _plant(tmp_path, files: dict[str, str]) -> Path:
 
 
 def test_a_planted_cycle_inside_a_function_is_found(tmp_path):
-    root = _plant(tmp_path, {
-        "__init__.py": "",
-        "tracer/__init__.py": "",
-        "tracer/result.py": "def verdicts():\n    from .verdicts import find\n    return find\n",
-        "tracer/verdicts.py": "from helpers.tracer.result import verdicts\n",
-    })
+    root = _plant(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "tracer/__init__.py": "",
+            "tracer/result.py": "def verdicts():\n    from .verdicts import find\n    return find\n",
+            "tracer/verdicts.py": "from helpers.tracer.result import verdicts\n",
+        },
+    )
     cycle = find_cycle(graph(root))
     assert cycle is not None and set(cycle) == {"helpers.tracer.result", "helpers.tracer.verdicts"}
 
 
 def test_a_planted_upward_import_is_found(tmp_path):
-    root = _plant(tmp_path, {
-        "__init__.py": "",
-        "exercises/__init__.py": "def progress():\n    from .. import problems\n",
-        "problems/__init__.py": "from helpers.exercises import progress\n",
-    })
+    root = _plant(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "exercises/__init__.py": "def progress():\n    from .. import problems\n",
+            "problems/__init__.py": "from helpers.exercises import progress\n",
+        },
+    )
     g = graph(root)
     assert find_cycle(g) is not None
     assert upward_imports(g) == ["helpers.exercises imports helpers.problems, a higher layer"]

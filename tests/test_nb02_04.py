@@ -13,12 +13,12 @@ import ast  # noqa: E402
 import math  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import helpers  # noqa: E402,F401 - decides CPU/GPU mode before numba is imported
 import nbformat  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from numba import cuda  # noqa: E402
 
+import helpers  # noqa: E402,F401 - decides CPU/GPU mode before numba is imported
 from helpers.tracer import trace  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +37,9 @@ def notebook_kernels(name):
         if cell.cell_type != "code":
             continue
         tree = ast.parse(cell.source)
-        defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and any(_is_cuda_jit(d) for d in n.decorator_list)]
+        defs = [
+            n for n in tree.body if isinstance(n, ast.FunctionDef) and any(_is_cuda_jit(d) for d in n.decorator_list)
+        ]
         if defs:
             code = compile(ast.Module(body=defs, type_ignores=[]), f"{name}:{cell.get('id', '?')}", "exec")
             exec(code, ns)  # noqa: S102 - the course's own notebooks

@@ -20,10 +20,10 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import helpers  # noqa: E402,F401 - decides the mode before numba is imported
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+import helpers  # noqa: E402,F401 - decides the mode before numba is imported
 from bench import kernels as K  # noqa: E402
 from bench import report  # noqa: E402
 from helpers.tracer import trace  # noqa: E402
@@ -89,8 +89,9 @@ def test_two_pass_reduction_traces_clean():
     assert abs(result[0] - x.sum(dtype=np.float64)) < 1e-3
 
 
-@pytest.mark.parametrize("name,shape", [("sgemm_naive", (37, 20, 45)), ("sgemm_tiled", (37, 20, 45)),
-                                        ("sgemm_regblock", (130, 9, 131))])
+@pytest.mark.parametrize(
+    "name,shape", [("sgemm_naive", (37, 20, 45)), ("sgemm_tiled", (37, 20, 45)), ("sgemm_regblock", (130, 9, 131))]
+)
 def test_sgemm_steps_trace_clean(name, shape):
     m, k, n = shape
     A, B, C = _f32(m, k), _f32(k, n), np.zeros((m, n), np.float32)
@@ -119,8 +120,10 @@ def test_max_scaled_error():
 
 
 def _ceilings(copy=2e12, sgemm=50e12):
-    return {"copy": report.Ceiling("copy", "Device-to-device copy", copy, "test"),
-            "sgemm": report.Ceiling("sgemm", "cuBLAS SGEMM", sgemm, "test")}
+    return {
+        "copy": report.Ceiling("copy", "Device-to-device copy", copy, "test"),
+        "sgemm": report.Ceiling("sgemm", "cuBLAS SGEMM", sgemm, "test"),
+    }
 
 
 def _row(key, seconds, work, kind="bandwidth", status="ok", error=""):
@@ -129,11 +132,14 @@ def _row(key, seconds, work, kind="bandwidth", status="ok", error=""):
 
 def test_fractions_and_verdicts_come_from_the_measurements():
     ceilings = _ceilings()
-    rows = [_row("vector_add", 1e-3, 0.9 * 2e12 * 1e-3),  # 90% of copy: pass (target 85%)
-            _row("saxpy", 1e-3, 0.5 * 2e12 * 1e-3),  # 50%: miss
-            _row("transpose_padded", 1e-3, 0.8 * 2e12 * 1e-3),  # exactly 80%: pass
-            _row("reduction", None, None, status="failed", error="boom"),
-            _row("sgemm_naive", 1.0, 5e12, "flops"), _row("sgemm_regblock", 1.0, 30e12, "flops")]
+    rows = [
+        _row("vector_add", 1e-3, 0.9 * 2e12 * 1e-3),  # 90% of copy: pass (target 85%)
+        _row("saxpy", 1e-3, 0.5 * 2e12 * 1e-3),  # 50%: miss
+        _row("transpose_padded", 1e-3, 0.8 * 2e12 * 1e-3),  # exactly 80%: pass
+        _row("reduction", None, None, status="failed", error="boom"),
+        _row("sgemm_naive", 1.0, 5e12, "flops"),
+        _row("sgemm_regblock", 1.0, 30e12, "flops"),
+    ]
     assert math.isclose(report.fraction(rows[0], ceilings), 0.9)
     verdicts = {v.target.keys[0]: v for v in report.judge(rows, ceilings)}
     assert verdicts["vector_add"].result == "pass"
@@ -147,22 +153,48 @@ def test_fractions_and_verdicts_come_from_the_measurements():
 def test_missing_ceiling_means_not_measured():
     ceilings = _ceilings()
     ceilings["sgemm"] = report.Ceiling("sgemm", "cuBLAS SGEMM", None, "", "CUBLASError: no")
-    v = [v for v in report.judge([_row("sgemm_regblock", 1.0, 30e12, "flops")], ceilings) if "sgemm_regblock" in v.target.keys][0]
+    v = [
+        v
+        for v in report.judge([_row("sgemm_regblock", 1.0, 30e12, "flops")], ceilings)
+        if "sgemm_regblock" in v.target.keys
+    ][0]
     assert v.result == "not measured" and "ceiling" in v.detail
 
 
 def test_report_names_machine_ceilings_rows_and_misses():
     ceilings = _ceilings()
-    rows = [_row("vector_add", 1e-3, 0.5 * 2e12 * 1e-3), _row("sgemm_tiled", None, None, "flops", "failed", "wrong result before timing")]
-    meta = {"date": "2030-01-01 00:00 UTC", "GPU": "Test GPU (sm_90, 132 SMs)", "Driver": "999 (supports CUDA 13.0)",
-            "Libraries": "numba-cuda 0.30.4", "Python": "3.12", "seed": 7, "quick": True}
+    rows = [
+        _row("vector_add", 1e-3, 0.5 * 2e12 * 1e-3),
+        _row("sgemm_tiled", None, None, "flops", "failed", "wrong result before timing"),
+    ]
+    meta = {
+        "date": "2030-01-01 00:00 UTC",
+        "GPU": "Test GPU (sm_90, 132 SMs)",
+        "Driver": "999 (supports CUDA 13.0)",
+        "Libraries": "numba-cuda 0.30.4",
+        "Python": "3.12",
+        "seed": 7,
+        "quick": True,
+    }
     text = report.render_markdown(meta, ceilings, rows, report.judge(rows, ceilings))
-    for phrase in ("Test GPU", "999", "numba-cuda 0.30.4", "2030-01-01", "2,000 GB/s", "50.0 TFLOP/s", "| 50% |",
-                   "**miss**", "failed: wrong result before timing", "Quick mode", "Seed: 7", "usual causes"):
+    for phrase in (
+        "Test GPU",
+        "999",
+        "numba-cuda 0.30.4",
+        "2030-01-01",
+        "2,000 GB/s",
+        "50.0 TFLOP/s",
+        "| 50% |",
+        "**miss**",
+        "failed: wrong result before timing",
+        "Quick mode",
+        "Seed: 7",
+        "usual causes",
+    ):
         assert phrase in text, phrase
 
 
-# ----------------------------------------------------------------------------- benchmark: orchestration on the simulator
+# ---------------------------------------------------------------------------- benchmark: orchestration on the simulator
 
 
 class _SimBench:
@@ -176,8 +208,15 @@ class _SimBench:
         class SimBench(run.Bench):
             def __init__(self):
                 self.cp, self.cuda, self.k = np, cuda, K
-                self.sizes = run.Sizes(stream_n=300, reduce_n=3000, transpose=40, sgemm=20,
-                                       repeats=1, batch_seconds=0.0, budget_seconds=0.0)
+                self.sizes = run.Sizes(
+                    stream_n=300,
+                    reduce_n=3000,
+                    transpose=40,
+                    sgemm=20,
+                    repeats=1,
+                    batch_seconds=0.0,
+                    budget_seconds=0.0,
+                )
                 self.seed, self.rng, self.sm_count, self.log = 1, np.random.default_rng(1), 2, print
 
             def nb(self, a):
@@ -195,8 +234,20 @@ class _SimBench:
         return SimBench()
 
 
-@pytest.mark.parametrize("key", ["copy_kernel", "vector_add", "saxpy", "transpose_naive", "transpose_padded",
-                                 "transpose_padded_fast", "reduction", "sgemm_naive", "sgemm_tiled"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "copy_kernel",
+        "vector_add",
+        "saxpy",
+        "transpose_naive",
+        "transpose_padded",
+        "transpose_padded_fast",
+        "reduction",
+        "sgemm_naive",
+        "sgemm_tiled",
+    ],
+)
 def test_bench_rows_verify_on_the_simulator(key):
     row = _SimBench().run_kernel(key)
     assert row.status == "ok", row.error
@@ -224,8 +275,9 @@ def test_bench_wrong_result_and_exception_mark_only_their_rows():
 def _run_script(*args, mode="cpu"):
     env = dict(os.environ, COURSE_MODE=mode)
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    return subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), *args], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_bench_help_and_cpu_mode_exit():

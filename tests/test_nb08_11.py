@@ -15,10 +15,10 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import helpers  # noqa: E402,F401 - decides the mode before numba is imported
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+import helpers  # noqa: E402,F401 - decides the mode before numba is imported
 from helpers import cuda_c  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +103,7 @@ def test_compile_error_is_one_plain_message():
     with pytest.raises(cuda_c.CompileError) as e:
         cuda_c.compile('extern "C" __global__ void k(float* x) { x[0] = 1 }', name="k.cu")
     msg = str(e.value)
-    assert msg.startswith("k.cu does not compile: k.cu(1): error: expected a \";\"") and "\n" not in msg
+    assert msg.startswith('k.cu does not compile: k.cu(1): error: expected a ";"') and "\n" not in msg
     assert "expected" in e.value.log
 
 
@@ -139,7 +139,13 @@ def test_signature_probe():
 def test_bench_interop_refuses_cpu_mode_plainly(tmp_path):
     out = tmp_path / "frag.md"
     env = dict(os.environ, COURSE_MODE="cpu")
-    r = subprocess.run([sys.executable, str(ROOT / "bench" / "interop.py"), "--out", str(out)],
-                       capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "interop.py"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert r.returncode == 2 and "needs a GPU" in r.stderr and "Traceback" not in r.stderr
     assert not out.exists()

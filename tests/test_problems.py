@@ -11,11 +11,11 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 import importlib  # noqa: E402
 import inspect  # noqa: E402
 
-import helpers  # noqa: E402,F401 - decides CPU/GPU mode before numba is imported
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from numba import cuda  # noqa: E402
 
+import helpers  # noqa: E402,F401 - decides CPU/GPU mode before numba is imported
 from helpers import _numba  # noqa: E402
 from helpers.exercises import FunctionExercise, KernelExercise, ValueExercise  # noqa: E402
 from helpers.problems import MODULES, all_exercises  # noqa: E402
@@ -35,8 +35,16 @@ def _wrong_table(mod):
 
 WRONG = {mod: _wrong_table(mod) for mod in MODULES}
 # Mistake categories the course promises to catch somewhere in its kernel exercises.
-REQUIRED_KERNEL_KINDS = {"wrong index", "missing guard", "race", "first block only", "hard-coded",
-                         "skips last partial block", "wrong dtype", "divergent barrier"}
+REQUIRED_KERNEL_KINDS = {
+    "wrong index",
+    "missing guard",
+    "race",
+    "first block only",
+    "hard-coded",
+    "skips last partial block",
+    "wrong dtype",
+    "divergent barrier",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -75,8 +83,9 @@ def test_wrong_solution_fails_with_its_message(ex, wrong):
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=_ids(EXERCISES))
 def test_every_exercise_has_wrong_solutions(ex):
-    assert len(WRONG[ex.notebook].get(ex.name, [])) >= 3, (f"add wrong answers for {ex.id} to "
-                                                           f"tests/wrong_solutions/{ex.notebook}.py")
+    assert len(WRONG[ex.notebook].get(ex.name, [])) >= 3, (
+        f"add wrong answers for {ex.id} to tests/wrong_solutions/{ex.notebook}.py"
+    )
 
 
 def test_wrong_catalogue_names_only_shipped_exercises():

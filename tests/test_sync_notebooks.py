@@ -14,7 +14,9 @@ import sync_notebooks as sync  # noqa: E402
 
 
 def test_region_becomes_an_indented_pass():
-    src = "@cuda.jit\ndef k(a):\n    # BEGIN SOLUTION\n    i = cuda.grid(1)\n    a[i] = 1\n    # END SOLUTION\nk[1, 1](x)"
+    src = (
+        "@cuda.jit\ndef k(a):\n    # BEGIN SOLUTION\n    i = cuda.grid(1)\n    a[i] = 1\n    # END SOLUTION\nk[1, 1](x)"
+    )
     assert sync.strip_solution(src) == "@cuda.jit\ndef k(a):\n    pass  # YOUR CODE HERE\nk[1, 1](x)"
 
 
@@ -23,11 +25,14 @@ def test_region_with_its_own_placeholder():
     assert sync.strip_solution(src) == "n_blocks = None  # YOUR CODE HERE\nprint(n_blocks)"
 
 
-@pytest.mark.parametrize("src, problem", [
-    ("# BEGIN SOLUTION\nx = 1", "never closed"),
-    ("x = 1\n# END SOLUTION", "END SOLUTION without BEGIN"),
-    ("# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION", "inside another region"),
-])
+@pytest.mark.parametrize(
+    "src, problem",
+    [
+        ("# BEGIN SOLUTION\nx = 1", "never closed"),
+        ("x = 1\n# END SOLUTION", "END SOLUTION without BEGIN"),
+        ("# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION", "inside another region"),
+    ],
+)
 def test_broken_markers_are_reported(src, problem):
     with pytest.raises(sync.MarkerError, match=problem):
         sync.strip_solution(src, "x.ipynb cell 3")

@@ -16,11 +16,11 @@ if "numba.cuda" not in sys.modules and "numba.core.config" in sys.modules:
 
     numba.core.config.reload_config()
 
-import helpers  # noqa: E402,F401  - the course rule: helpers before numba.cuda
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from numba import cuda  # noqa: E402
 
+import helpers  # noqa: E402,F401  - the course rule: helpers before numba.cuda
 from corpus import BUGGY, CASES  # noqa: E402
 from helpers.errors import KernelError, LearnerError, UnsupportedByTracer  # noqa: E402
 from helpers.tracer import Trace, trace  # noqa: E402
@@ -38,12 +38,13 @@ def _ids(cases):
 def test_corpus_is_big_enough():
     assert len(CASES) >= 25
     kinds = {k for c in BUGGY for k in c.expect}
-    assert kinds == {"out_of_bounds", "race", "uninitialized_shared", "divergent_barrier",
-                     "unwritten_output"}
+    assert kinds == {"out_of_bounds", "race", "uninitialized_shared", "divergent_barrier", "unwritten_output"}
     assert any(c.raises is UnsupportedByTracer for c in BUGGY)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.raises is None], ids=_ids([c for c in CASES if c.raises is None]))
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.raises is None], ids=_ids([c for c in CASES if c.raises is None])
+)
 def test_verdict_kinds_exact(case):
     t, args = run_case(case)
     assert isinstance(t, Trace)
@@ -55,8 +56,9 @@ def test_verdict_kinds_exact(case):
     assert len(keys) == len(set(keys))
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.reference is not None],
-                         ids=_ids([c for c in CASES if c.reference is not None]))
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.reference is not None], ids=_ids([c for c in CASES if c.reference is not None])
+)
 def test_results_written_back_in_place(case):
     launch, args = case.launch_args()
     target = args[case.out]
@@ -263,7 +265,7 @@ def test_pictures(tmp_path):
         t.show_banks()
 
 
-_REAL_DISPATCHER = r'''
+_REAL_DISPATCHER = r"""
 import os, sys
 sys.path[:0] = [ROOT, TESTS]
 import helpers  # decides CPU mode and sets the simulator flag: undo that for this test
@@ -300,7 +302,7 @@ for c in CASES:
         kinds = {v.kind for v in trace(*launch, outputs=c.outputs).verdicts}
         assert kinds == set(c.expect), (c.name, kinds)
 print("REAL-OK")
-'''
+"""
 
 
 def test_real_dispatcher_in_subprocess():
@@ -308,6 +310,5 @@ def test_real_dispatcher_in_subprocess():
 
     code = _REAL_DISPATCHER.replace("ROOT", repr(str(_HERE.parent))).replace("TESTS", repr(str(_HERE)))
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and "REAL-OK" in res.stdout, res.stdout + res.stderr

@@ -5,6 +5,7 @@
 (driver >= 580 supports CUDA 13; older ones stop at 12.x). No driver: cpu.
 Standard library only: it runs before any environment exists.
 """
+
 import re
 import shutil
 import subprocess
@@ -36,7 +37,9 @@ def pick(wanted: str, major: int | None) -> str:
         return "cu13"
     if major == 12:
         return "cu12"
-    print(f"note: the driver supports only CUDA {major}; the course needs 12 or newer, using the CPU set", file=sys.stderr)
+    print(
+        f"note: the driver supports only CUDA {major}; the course needs 12 or newer, using the CPU set", file=sys.stderr
+    )
     return "cpu"
 
 

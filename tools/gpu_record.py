@@ -55,7 +55,9 @@ def main(report_path: str, log_path: str, out_path: str) -> int:
     for path in sorted(rows):
         r = rows[path]
         gpu_cells = static_gpu_only_cells(ROOT / path)
-        lines.append(f"| {path} | {r['cells']} | {'failed' if r['failed'] else 'passed'} | {r['seconds']:.1f} | {gpu_cells} |")
+        lines.append(
+            f"| {path} | {r['cells']} | {'failed' if r['failed'] else 'passed'} | {r['seconds']:.1f} | {gpu_cells} |"
+        )
     if skipped:
         lines += ["", "Skipped GPU-only cells (must be none):", *[f"- {s}" for s in skipped]]
     Path(out_path).write_text("\n".join(lines) + "\n")

@@ -21,6 +21,7 @@ from .results import Result, show, show_text
 PLACEHOLDER = "YOUR CODE HERE"  # the marker tools/sync_notebooks.py leaves in learners' notebooks
 MISSING = object()  # check() called with no answer at all
 
+
 def fresh_seed() -> int:
     return int.from_bytes(os.urandom(4), "little") % 1_000_000  # short enough to retype
 
@@ -68,8 +69,12 @@ class Exercise:
         seed = None if not self.random else fresh_seed() if seed is None else int(seed)
         try:
             if not_attempted(answer):
-                return self._result("not_attempted", f"not attempted yet: replace the `# {PLACEHOLDER}` line with "
-                                                     "your code, run that cell, then run this check again.", seed)
+                return self._result(
+                    "not_attempted",
+                    f"not attempted yet: replace the `# {PLACEHOLDER}` line with "
+                    "your code, run that cell, then run this check again.",
+                    seed,
+                )
             status, message, picture, metrics = self._grade(answer, np.random.default_rng(seed), **options)
         except CourseError as e:  # LearnerError, KernelError, UnsupportedByTracer, GPURequired
             return self._result("error", str(e), seed)
@@ -129,7 +134,6 @@ def fmt(v) -> str:
     return repr(v.item() if isinstance(v, np.generic) else v)
 
 
-
 def register(module_name: str, namespace: dict) -> dict:
     """Name every Exercise in a problems module after its variable; returns {name: exercise}."""
     notebook = module_name.rsplit(".", 1)[-1]
@@ -139,4 +143,3 @@ def register(module_name: str, namespace: dict) -> dict:
             obj.name, obj.notebook = var, notebook
             found[var] = obj
     return found
-

@@ -14,8 +14,16 @@ from .inputs import poison
 
 # Saved at import: a learner's cell (or a kernel running as Python on the tracer) could rebind
 # numpy attributes; comparisons use these functions and nothing else.
-SAVED = types.SimpleNamespace(isnan=np.isnan, absolute=np.absolute, less_equal=np.less_equal, equal=np.equal,
-                              flatnonzero=np.flatnonzero, rint=np.rint, asarray=np.asarray, array=np.array)
+SAVED = types.SimpleNamespace(
+    isnan=np.isnan,
+    absolute=np.absolute,
+    less_equal=np.less_equal,
+    equal=np.equal,
+    flatnonzero=np.flatnonzero,
+    rint=np.rint,
+    asarray=np.asarray,
+    array=np.array,
+)
 _isnan, _abs, _less_equal, _equal = SAVED.isnan, SAVED.absolute, SAVED.less_equal, SAVED.equal
 _flatnonzero, _rint, _asarray = SAVED.flatnonzero, SAVED.rint, SAVED.asarray
 _VERDICT_LABEL = {
@@ -42,7 +50,9 @@ def compare(got, exp, rtol, atol, poisoned):
         close = _less_equal(_abs(g.astype(np.float64) - e), atol + rtol * _abs(e.astype(np.float64))) | (gn & en)
         wrong = ~unwritten & ~close
     else:
-        unwritten = (_equal(g, poison(got.dtype)) & ~_equal(e, poison(got.dtype))) if poisoned else np.zeros(g.shape, bool)
+        unwritten = (
+            (_equal(g, poison(got.dtype)) & ~_equal(e, poison(got.dtype))) if poisoned else np.zeros(g.shape, bool)
+        )
         wrong = ~unwritten & ~_equal(g, e)
     return _flatnonzero(unwritten), _flatnonzero(wrong)
 
@@ -63,36 +73,53 @@ def unwritten_message(name, idx, size, grid, block, kind, per_block=False) -> st
     t, total = int(np.prod(block)), int(np.prod(block) * np.prod(grid))
     if per_block:
         if idx[0] == 1 and len(idx) == size - 1:
-            return (f"only block 0 wrote its result; {name}[1–{size - 1}] were never written: let thread 0 of every "
-                    f"block write {name}[cuda.blockIdx.x].")
-        return (f"{name}[{ranges(list(idx))}] were never written: thread 0 of every block must write "
-                f"{name}[cuda.blockIdx.x].")
+            return (
+                f"only block 0 wrote its result; {name}[1–{size - 1}] were never written: let thread 0 of every "
+                f"block write {name}[cuda.blockIdx.x]."
+            )
+        return (
+            f"{name}[{ranges(list(idx))}] were never written: thread 0 of every block must write "
+            f"{name}[cuda.blockIdx.x]."
+        )
     n_un, first = len(idx), int(idx[0])
-    what = (f"element{'s' if n_un > 1 else ''} {ranges(list(idx))} of {name} {'were' if n_un > 1 else 'was'} never "
-            "written")
+    what = (
+        f"element{'s' if n_un > 1 else ''} {ranges(list(idx))} of {name} {'were' if n_un > 1 else 'was'} never written"
+    )
     tail = first + n_un == size and idx[-1] == size - 1
     if n_un == size:
-        return (f"{name} was never written: does your kernel assign to {name}[i] (and is the guard `if i < n`, not "
-                "`if i > n`)?")
+        return (
+            f"{name} was never written: does your kernel assign to {name}[i] (and is the guard `if i < n`, not "
+            "`if i > n`)?"
+        )
     if tail and first == t and np.prod(grid) > 1:
-        return (f"only the first block wrote its elements (0–{t - 1}); {what}: include cuda.blockIdx.x in your "
-                "index, e.g. i = cuda.grid(1).")
+        return (
+            f"only the first block wrote its elements (0–{t - 1}); {what}: include cuda.blockIdx.x in your "
+            "index, e.g. i = cuda.grid(1)."
+        )
     if tail and first == total and kind == "fixed":
-        return (f"{what}: the grid has only {total} threads, so each thread must handle several elements with a "
-                "grid-stride loop (for i in range(start, n, stride)).")
+        return (
+            f"{what}: the grid has only {total} threads, so each thread must handle several elements with a "
+            "grid-stride loop (for i in range(start, n, stride))."
+        )
     if tail and first >= (size // t) * t and first > 0:
-        return (f"{what} (the last, partial block): is your grid large enough (round the number of blocks up) and "
-                "does your guard use `i < n`?")
+        return (
+            f"{what} (the last, partial block): is your grid large enough (round the number of blocks up) and "
+            "does your guard use `i < n`?"
+        )
     if tail:
-        return (f"{what}: is your grid large enough, and does every thread use its global index (cuda.blockIdx.x * "
-                "cuda.blockDim.x + cuda.threadIdx.x)?")
+        return (
+            f"{what}: is your grid large enough, and does every thread use its global index (cuda.blockIdx.x * "
+            "cuda.blockDim.x + cuda.threadIdx.x)?"
+        )
     return f"{n_un} of {size} {what}: check your index, every element needs exactly one thread (i = cuda.grid(1))."
 
 
 def wrong_message(ex, name, k, ci, cases, widx, unwritten) -> str:
     got, exp = cases[ci]["got"][k].reshape(-1), cases[ci]["exp"][k].reshape(-1)
     i = int(widx[0])
-    count = f" ({len(widx)} of {got.size} elements wrong" + (f", {len(unwritten)} never written)" if len(unwritten) else ")")
+    count = f" ({len(widx)} of {got.size} elements wrong" + (
+        f", {len(unwritten)} never written)" if len(unwritten) else ")"
+    )
     head = f"{name}[{i}] is {fmt(got[i])} but should be {fmt(exp[i])}{count}"
     # Hard-coded: this output did not change with the inputs, though the right answer did.
     for cj, other in enumerate(cases):
@@ -100,10 +127,21 @@ def wrong_message(ex, name, k, ci, cases, widx, unwritten) -> str:
             continue
         og, oe = other["got"][k].reshape(-1), other["exp"][k].reshape(-1)
         m = min(og.size, got.size)
-        same = _equal(og[:m], got[:m]) | (_isnan(og[:m]) & _isnan(got[:m])) if got.dtype.kind == "f" else _equal(og[:m], got[:m])
-        if m and bool(same.all()) and not bool(_equal(oe[:m], exp[:m]).all()) and not (got.dtype.kind == "f" and _isnan(got[:m]).all()):
-            return (f"{head}: {name} came out the same for different inputs, so it looks hard-coded for one "
-                    "example; compute it from the input arrays.")
+        same = (
+            _equal(og[:m], got[:m]) | (_isnan(og[:m]) & _isnan(got[:m]))
+            if got.dtype.kind == "f"
+            else _equal(og[:m], got[:m])
+        )
+        if (
+            m
+            and bool(same.all())
+            and not bool(_equal(oe[:m], exp[:m]).all())
+            and not (got.dtype.kind == "f" and _isnan(got[:m]).all())
+        ):
+            return (
+                f"{head}: {name} came out the same for different inputs, so it looks hard-coded for one "
+                "example; compute it from the input arrays."
+            )
     for mistake, message in ex.mistakes:
         alt = mistake(**cases[ci]["inputs"])
         alt = alt if isinstance(alt, tuple) else (alt,)
@@ -112,8 +150,10 @@ def wrong_message(ex, name, k, ci, cases, widx, unwritten) -> str:
     if got.dtype.kind == "f":
         gw, ew = got[widx].astype(np.float64), exp[widx].astype(np.float64)
         if bool(_equal(gw, _rint(gw)).all()) and not bool(_equal(ew, _rint(ew)).all()):
-            return (f"{head}: the results are whole numbers, so a variable or array is probably an integer type; "
-                    "use float32 (e.g. numba.float32).")
+            return (
+                f"{head}: the results are whole numbers, so a variable or array is probably an integer type; "
+                "use float32 (e.g. numba.float32)."
+            )
     for shift in (1, -1):
         j = widx + shift
         ok = (j >= 0) & (j < exp.size)
@@ -134,7 +174,14 @@ def status_picture(name, got, exp, rtol, atol, poisoned, title):
     status[wr], status[un] = 1, 2
     fig = Figure(figsize=(8, 1.1))
     ax = fig.add_subplot()
-    ax.imshow(status[None, :], aspect="auto", cmap=ListedColormap(["#2da44e", "#cf222e", "#afb8c1"]), vmin=0, vmax=2, interpolation="nearest")
+    ax.imshow(
+        status[None, :],
+        aspect="auto",
+        cmap=ListedColormap(["#2da44e", "#cf222e", "#afb8c1"]),
+        vmin=0,
+        vmax=2,
+        interpolation="nearest",
+    )
     ax.set_yticks([])
     ax.set_xlabel(f"{name} index")
     ax.set_title(f"{title}: green = correct, red = wrong, grey = never written", fontsize=9)
@@ -147,19 +194,29 @@ def metrics_dict(m) -> dict:
     active = max(m.threads - m.idle_threads, 1)
     per = lambda pair: float(pair[0]) * m.threads / active  # noqa: E731
     return {
-        "threads": int(m.threads), "idle_threads": int(m.idle_threads),
-        "global_reads_per_thread": per(m.global_reads), "global_writes_per_thread": per(m.global_writes),
-        "shared_reads_per_thread": per(m.shared_reads), "shared_writes_per_thread": per(m.shared_writes),
-        "atomics_per_thread": per(m.atomics), "max_global_reads_per_thread": int(m.global_reads[1]),
-        "coalescing": float(m.coalescing), "bank_conflicts": int(m.bank_conflicted), "bank_ways_max": int(m.bank_ways_max),
+        "threads": int(m.threads),
+        "idle_threads": int(m.idle_threads),
+        "global_reads_per_thread": per(m.global_reads),
+        "global_writes_per_thread": per(m.global_writes),
+        "shared_reads_per_thread": per(m.shared_reads),
+        "shared_writes_per_thread": per(m.shared_writes),
+        "atomics_per_thread": per(m.atomics),
+        "max_global_reads_per_thread": int(m.global_reads[1]),
+        "coalescing": float(m.coalescing),
+        "bank_conflicts": int(m.bank_conflicted),
+        "bank_ways_max": int(m.bank_ways_max),
     }
 
 
 def success_figure(metrics) -> str:
     """A useful number for the green line, from whatever metrics the tracer gave."""
     parts = []
-    for key, label in (("global_reads_per_thread", "global read"), ("global_writes_per_thread", "global write"),
-                       ("atomics_per_thread", "atomic"), ("shared_reads_per_thread", "shared read")):
+    for key, label in (
+        ("global_reads_per_thread", "global read"),
+        ("global_writes_per_thread", "global write"),
+        ("atomics_per_thread", "atomic"),
+        ("shared_reads_per_thread", "shared read"),
+    ):
         v = float(metrics.get(key, 0.0))
         if v >= 0.05:
             parts.append(f"{v:.1f} {label}{'' if v == 1 else 's'}")
@@ -181,9 +238,12 @@ def budget_problem(budgets, metrics) -> str | None:
         over = v < limit if key in _HIGHER_IS_BETTER else v > limit
         if over:
             word = "at least" if key in _HIGHER_IS_BETTER else "at most"
-            return f"the numbers are right, but {key.replace('_', ' ')} is {v:.2f} and the budget is {word} {limit:g}" + (": "
-                                                                                                                          f"{advice}" if advice else ".")
+            return (
+                f"the numbers are right, but {key.replace('_', ' ')} is {v:.2f} and the budget is {word} {limit:g}"
+                + (f": {advice}" if advice else ".")
+            )
     return None
+
 
 def numeric_problem(ex, cases, out_pos):
     """("unwritten" | "wrong", message, picture) for the first output that is not right, else None."""
@@ -200,8 +260,12 @@ def numeric_problem(ex, cases, out_pos):
             if wr.size:
                 kind, msg = "wrong", wrong_message(ex, arg.name, k, ci, cases, wr, un)
             else:
-                kind, msg = "unwritten", unwritten_message(arg.name, un, got.size, case["grid"], case["block"],
-                                                            ex.launch.kind, arg.shape == "blocks")
+                kind, msg = (
+                    "unwritten",
+                    unwritten_message(
+                        arg.name, un, got.size, case["grid"], case["block"], ex.launch.kind, arg.shape == "blocks"
+                    ),
+                )
             title = f"n = {case['n']}, {case['grid'][0]} blocks x {case['block'][0]} threads"
             return kind, msg, status_picture(arg.name, got, exp, ex.rtol, ex.atol, arg.role == "out", title)
     return None

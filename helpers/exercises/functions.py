@@ -14,6 +14,7 @@ from ..errors import LearnerError
 from .base import Exercise, fmt, source
 from .values import same, type_problem
 
+
 @dataclass(frozen=True)
 class Ints:
     """A random int argument: uniform in [low, high], or one of ``choices``."""
@@ -74,13 +75,17 @@ class FunctionExercise(Exercise):
 
     def _grade(self, fn, rng):
         if _numba.is_cuda_function(fn):
-            raise LearnerError("this exercise wants a plain Python function, not a @cuda.jit kernel: remove "
-                               f"@cuda.jit above def {fn.__name__}(...).")
+            raise LearnerError(
+                "this exercise wants a plain Python function, not a @cuda.jit kernel: remove "
+                f"@cuda.jit above def {fn.__name__}(...)."
+            )
         if not callable(fn):
             raise LearnerError(f"pass your function itself (e.g. check({self.name})), not {fmt(fn)}.")
         fname = getattr(fn, "__name__", "<lambda>")
-        said = lambda case: (f"{fname}({args_text(case)})" if fname != "<lambda>"  # noqa: E731
-                             else f"your function with {args_text(case)}")
+
+        def said(case):
+            return f"{fname}({args_text(case)})" if fname != "<lambda>" else f"your function with {args_text(case)}"
+
         check_arity(fn, list(self.inputs), "your function")
         cases = list(self._cases(rng))
         got, want = [], []
@@ -97,19 +102,38 @@ class FunctionExercise(Exercise):
         wrong = [i for i in range(len(cases)) if not same(got[i], want[i])]
         if not wrong:
             c = cases[len(self.edge_cases) if len(cases) > len(self.edge_cases) else 0]
-            return "passed", (f"correct on all {len(cases)} inputs, e.g. {args_text(c)} gives "
-                              f"{fmt(self.reference(**c))}."), None, {"cases": len(cases)}
+            return (
+                "passed",
+                (f"correct on all {len(cases)} inputs, e.g. {args_text(c)} gives {fmt(self.reference(**c))}."),
+                None,
+                {"cases": len(cases)},
+            )
         if len({repr(g) for g in got}) == 1 and len({repr(w) for w in want}) > 1:
-            return "failed", (f"{'your function' if fname == '<lambda>' else fname} returned {fmt(got[0])} for every input: it looks "
-                              f"hard-coded for one example; compute the answer from {', '.join(self.inputs)} instead."), None, {}
+            return (
+                "failed",
+                (
+                    f"{'your function' if fname == '<lambda>' else fname} returned {fmt(got[0])} for every "
+                    "input: it looks "
+                    f"hard-coded for one example; compute the answer from {', '.join(self.inputs)} instead."
+                ),
+                None,
+                {},
+            )
         i = wrong[0]
         why = "ex.hint() gives a nudge."
         for mistake, message in self.mistakes:
             if all(same(got[j], mistake(**cases[j])) for j in wrong):
                 why = message
                 break
-        return "failed", (f"{said(cases[i])} returned {fmt(got[i])} but should return {fmt(want[i])} "
-                          f"({len(wrong)} of {len(cases)} inputs wrong): {why}"), None, {}
+        return (
+            "failed",
+            (
+                f"{said(cases[i])} returned {fmt(got[i])} but should return {fmt(want[i])} "
+                f"({len(wrong)} of {len(cases)} inputs wrong): {why}"
+            ),
+            None,
+            {},
+        )
 
 
 def args_text(case: dict) -> str:
@@ -118,16 +142,21 @@ def args_text(case: dict) -> str:
 
 def check_arity(fn, names, what) -> None:
     try:
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
         varargs = any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return
     if varargs or len(params) == len(names):
         return
     mine = ", ".join(p.name for p in params) or "nothing"
-    raise LearnerError(f"{what} takes {len(params)} argument{'s' if len(params) != 1 else ''} ({mine}) but this exercise "
-                       f"passes {len(names)} ({', '.join(names)}): change the def line to take exactly those, in that order.")
+    raise LearnerError(
+        f"{what} takes {len(params)} argument{'s' if len(params) != 1 else ''} ({mine}) but this exercise "
+        f"passes {len(names)} ({', '.join(names)}): change the def line to take exactly those, in that order."
+    )
 
 
 @dataclass(eq=False, repr=False)

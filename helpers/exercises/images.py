@@ -29,8 +29,14 @@ class ImageExercise(KernelExercise):
     def _grade(self, kernel, rng, launch=None):
         status, message, picture, metrics = super()._grade(kernel, rng, launch)
         if status == "passed":
-            message = re.sub(r"correct for n = ([\d, ]+)", lambda m: "correct on images of " + ", ".join(
-                "{}x{}".format(*self.launch.shape(int(k))) for k in m.group(1).split(", ")), message)
+            message = re.sub(
+                r"correct for n = ([\d, ]+)",
+                lambda m: (
+                    "correct on images of "
+                    + ", ".join("{}x{}".format(*self.launch.shape(int(k))) for k in m.group(1).split(", "))
+                ),
+                message,
+            )
         if status != "failed":
             return status, message, picture, metrics
         m = re.search(r"(\d+) of (\d+) (?:elements )?", message)
@@ -41,9 +47,14 @@ class ImageExercise(KernelExercise):
                 return status, described[0], described[1], metrics
         if n is not None:
             cols = self.launch.shape(n)[1]
-            message = re.sub(r"^(\w+)\[(\d+)\] is",
-                             lambda k: f"{k.group(1)}[{int(k.group(2)) // cols}, {int(k.group(2)) % cols}] is", message)
-            message = message.replace(f"of {n} elements", f"of {n} pixels of the {self.launch.shape(n)[0]}x{cols} image", 1)
+            message = re.sub(
+                r"^(\w+)\[(\d+)\] is",
+                lambda k: f"{k.group(1)}[{int(k.group(2)) // cols}, {int(k.group(2)) % cols}] is",
+                message,
+            )
+            message = message.replace(
+                f"of {n} elements", f"of {n} pixels of the {self.launch.shape(n)[0]}x{cols} image", 1
+            )
         return status, message, picture, metrics
 
 
@@ -73,15 +84,24 @@ def _describe_unwritten(ex, kernel, n):
     gx, gy = grid[0] * block[0], grid[1] * block[1]
     yy, xx = np.mgrid[0:rows, 0:cols]
     if written.any() and rr.max() < block[1] and cc.max() < block[0]:
-        cause = ("only the first block's pixels were written: add the block offset, "
-                 "col, row = cuda.grid(2) (not cuda.threadIdx.x and .y alone).")
+        cause = (
+            "only the first block's pixels were written: add the block offset, "
+            "col, row = cuda.grid(2) (not cuda.threadIdx.x and .y alone)."
+        )
     elif np.array_equal(written, (yy < gx) & (xx < gy)):
-        cause = ("row and col look swapped: x runs along columns, so write col, row = cuda.grid(2); "
-                 "the grid's x threads cover the columns, its y threads the rows.")
+        cause = (
+            "row and col look swapped: x runs along columns, so write col, row = cuda.grid(2); "
+            "the grid's x threads cover the columns, its y threads the rows."
+        )
     else:
-        cause = "does every pixel get exactly one thread? col, row = cuda.grid(2), guarded by row < rows and col < cols."
-    message = (f"{int(missing.sum())} of {n} pixels of {name} were never written on the {rows}x{cols} image "
-               f"(grey in the picture, first at {name}[{int(np.argwhere(missing)[0][0])}, {int(np.argwhere(missing)[0][1])}]): {cause}")
+        cause = (
+            "does every pixel get exactly one thread? col, row = cuda.grid(2), guarded by row < rows and col < cols."
+        )
+    message = (
+        f"{int(missing.sum())} of {n} pixels of {name} were never written on the {rows}x{cols} image "
+        f"(grey in the picture, first at {name}[{int(np.argwhere(missing)[0][0])}, "
+        f"{int(np.argwhere(missing)[0][1])}]): {cause}"
+    )
     fig = Figure(figsize=(min(8, 1 + cols * 0.18), min(5, 0.8 + rows * 0.18)))
     ax = fig.add_subplot()
     ax.imshow(missing.astype(int), cmap=ListedColormap(["#2da44e", "#afb8c1"]), vmin=0, vmax=1, interpolation="nearest")

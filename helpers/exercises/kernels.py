@@ -20,20 +20,27 @@ from .inputs import default_sizes, make, poison
 from .launch import Failed, LaunchRule, NotAttempted, launch_for, per_element
 
 _flatnonzero, _asarray, _copy = SAVED.flatnonzero, SAVED.asarray, SAVED.array
+
+
 def kernel_function(kernel):
     """The learner's Python function behind a kernel, or a LearnerError saying what was passed."""
     name = getattr(kernel, "__name__", None)
     if not _numba.is_cuda_function(kernel):
         if _numba.python_function(kernel) is not None:  # kernel[blocks, threads] on a GPU
-            raise LearnerError("pass the kernel itself, without [blocks, threads]: check(my_kernel); the check "
-                               "chooses the launch.")
+            raise LearnerError(
+                "pass the kernel itself, without [blocks, threads]: check(my_kernel); the check chooses the launch."
+            )
         if inspect.isfunction(kernel):
-            raise LearnerError(f"{name} is a plain Python function, not a kernel: put @cuda.jit on the line above "
-                               f"def {name}(...) and run that cell again.")
+            raise LearnerError(
+                f"{name} is a plain Python function, not a kernel: put @cuda.jit on the line above "
+                f"def {name}(...) and run that cell again."
+            )
         raise LearnerError(f"pass your @cuda.jit kernel itself, not {type(kernel).__name__} {fmt(kernel)[:40]}.")
     if _numba.is_device_function(kernel):
-        raise LearnerError(f"{name} is a device function (@cuda.jit(device=True)), which cannot be launched: use "
-                           "plain @cuda.jit for a kernel.")
+        raise LearnerError(
+            f"{name} is a device function (@cuda.jit(device=True)), which cannot be launched: use "
+            "plain @cuda.jit for a kernel."
+        )
     return _numba.python_function(kernel)
 
 
@@ -61,9 +68,9 @@ def run_gpu(kernel, grid, block, call_args):
     for pos, a in enumerate(call_args):
         if isinstance(a, np.ndarray):
             host = np.full(a.size + 2 * GUARD, poison(a.dtype), dtype=a.dtype)
-            host[GUARD:GUARD + a.size] = a.reshape(-1)
+            host[GUARD : GUARD + a.size] = a.reshape(-1)
             dev = cuda.to_device(host)
-            launch_args.append(dev[GUARD:GUARD + a.size].reshape(a.shape))
+            launch_args.append(dev[GUARD : GUARD + a.size].reshape(a.shape))
             buffers.append((pos, a, dev, host))
         else:
             launch_args.append(a)
@@ -71,8 +78,10 @@ def run_gpu(kernel, grid, block, call_args):
         kernel[grid, block](*launch_args)
         cuda.synchronize()
     except Exception as e:  # noqa: BLE001 - CudaAPIError, typing errors...
-        raise KernelError(f"your kernel failed on the GPU ({type(e).__name__}: {str(e)[:200]}); after a crash restart the "
-                          "Jupyter kernel, and run with COURSE_MODE=cpu to see the offending line.") from None
+        raise KernelError(
+            f"your kernel failed on the GPU ({type(e).__name__}: {str(e)[:200]}); after a crash restart the "
+            "Jupyter kernel, and run with COURSE_MODE=cpu to see the offending line."
+        ) from None
     hits = []
     for pos, a, dev, host in buffers:
         back = dev.copy_to_host()
@@ -80,9 +89,8 @@ def run_gpu(kernel, grid, block, call_args):
             changed = _flatnonzero(back[lo:hi].view(np.uint8) != host[lo:hi].view(np.uint8))
             if changed.size:
                 hits.append((pos, int(changed[0] // a.itemsize + lo + offset)))
-        a.reshape(-1)[:] = back[GUARD:GUARD + a.size]
+        a.reshape(-1)[:] = back[GUARD : GUARD + a.size]
     return hits
-
 
 
 def grade_kernel(ex, kernel, rng, launch):
@@ -99,25 +107,38 @@ def _grade_kernel(ex, kernel, rng, launch):
     try:
         rule = launch_for(ex, launch)
     except NotAttempted:
-        return "not_attempted", f"your launch function is not written yet: replace its `# {PLACEHOLDER}` line.", None, {}
+        return (
+            "not_attempted",
+            f"your launch function is not written yet: replace its `# {PLACEHOLDER}` line.",
+            None,
+            {},
+        )
     grid0, block0 = rule(1000)
     threads = int(np.prod(block0))
     unit = threads * (ex.launch.blocks if ex.launch.kind == "fixed" else 1)
-    sizes = ex.sizes(rng, threads) if ex.sizes else default_sizes(rng, threads, unit, (1, 3) if ex.launch.kind == "fixed" else (2, 4))
+    sizes = (
+        ex.sizes(rng, threads)
+        if ex.sizes
+        else default_sizes(rng, threads, unit, (1, 3) if ex.launch.kind == "fixed" else (2, 4))
+    )
     out_pos = [p for p, a in enumerate(ex.args) if a.role in ("out", "acc")]
     gpu = env.on_gpu()
     cases, metrics, verdict = [], {}, None
     for ci, n in enumerate(sizes):
         grid, block = rule(n)
         call_args = [make(a, rng, n, grid) for a in ex.args]
-        inputs = {a.name: (_copy(v) if isinstance(v, np.ndarray) else v) for a, v in zip(ex.args, call_args) if a.role in ("in", "scalar", "size")}
+        inputs = {
+            a.name: (_copy(v) if isinstance(v, np.ndarray) else v)
+            for a, v in zip(ex.args, call_args)
+            if a.role in ("in", "scalar", "size")
+        }
         exp = ex.expect(**{k: (_copy(v) if isinstance(v, np.ndarray) else v) for k, v in inputs.items()})
         exp = [_asarray(e) for e in (exp if isinstance(exp, tuple) else (exp,))]
         if not gpu or ci < 2:  # on a GPU, a small traced CPU run still catches races and stray reads
             traced_args = [_copy(v) if isinstance(v, np.ndarray) else v for v in call_args]
             t = run_traced(kernel, grid, block, traced_args, out_pos)
             bad = [v for v in t.verdicts if v.kind != "unwritten_output"]
-            if n >= max(sizes[:ci + 1]):  # budgets and the green line use the largest traced launch
+            if n >= max(sizes[: ci + 1]):  # budgets and the green line use the largest traced launch
                 metrics = metrics_dict(t.metrics)
             if bad and verdict is None:
                 verdict = (bad[0], t, metrics_dict(t.metrics))
@@ -130,10 +151,19 @@ def _grade_kernel(ex, kernel, rng, launch):
             if hits:
                 pos, elem = hits[0]
                 name = ex.args[pos].name
-                return "failed", (f"your kernel wrote {name}[{elem}] outside the array (length {call_args[pos].size}) on the GPU: "
-                                  "add a bounds guard `if i < n:`."), None, metrics
-        cases.append({"n": n, "grid": grid, "block": block, "inputs": inputs, "exp": exp,
-                      "got": [call_args[p] for p in out_pos]})
+                return (
+                    "failed",
+                    (
+                        f"your kernel wrote {name}[{elem}] outside the array (length {call_args[pos].size}) on "
+                        "the GPU: "
+                        "add a bounds guard `if i < n:`."
+                    ),
+                    None,
+                    metrics,
+                )
+        cases.append(
+            {"n": n, "grid": grid, "block": block, "inputs": inputs, "exp": exp, "got": [call_args[p] for p in out_pos]}
+        )
     numeric = numeric_problem(ex, cases, out_pos)
     # Never-written elements point at the root cause (index or grid) better than the race or
     # stray access they often come with; otherwise the tracer's verdict comes first, since a
@@ -151,7 +181,6 @@ def _grade_kernel(ex, kernel, rng, launch):
     return "passed", f"correct for n = {ns}" + (f"; {extra}." if extra else "."), None, metrics
 
 
-
 def safe_show(t, verdict):
     """The tracer's picture of the offending block (Trace.show takes a linear block number)."""
     try:
@@ -162,7 +191,6 @@ def safe_show(t, verdict):
         return t.show(block=int(b))
     except Exception:  # noqa: BLE001 - a picture is a bonus; the sentence already says it all
         return None
-
 
 
 @dataclass(eq=False, repr=False)
@@ -180,7 +208,9 @@ class KernelExercise(Exercise):
     expect: Callable = None
     reference: Any = None
     launch: LaunchRule = field(default_factory=lambda: per_element(32))
-    sizes: Callable = None  # rng, threads_per_launch -> list of n; default: below one block, several with a partial last
+    sizes: Callable = (
+        None  # rng, threads_per_launch -> list of n; default: below one block, several with a partial last
+    )
     rtol: float = 1e-5
     atol: float = 1e-6
     budgets: dict = field(default_factory=dict)
@@ -201,4 +231,3 @@ class KernelExercise(Exercise):
 
     def _grade(self, kernel, rng, launch=None):
         return grade_kernel(self, kernel, rng, launch)
-

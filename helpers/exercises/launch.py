@@ -13,6 +13,7 @@ from ..errors import LearnerError
 from ..limits import MAX_THREADS_PER_BLOCK
 from .base import fmt, not_attempted, source
 
+
 @dataclass(frozen=True)
 class LaunchRule:
     """How a kernel exercise is launched: one thread per element, a fixed grid, or the learner's own."""
@@ -90,11 +91,14 @@ def _dims(value, what):
     for v in vals:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             fix = " use (n + t - 1) // t rather than n / t." if isinstance(v, (float, np.floating)) else ""
-            raise LearnerError(f"{what} must be whole numbers (int), got "
-                               f"{fmt(value)}:{fix or ' convert it with int(...).'}")
+            raise LearnerError(
+                f"{what} must be whole numbers (int), got {fmt(value)}:{fix or ' convert it with int(...).'}"
+            )
         if v < 1:
-            raise LearnerError(f"{what} must be at least 1, got {fmt(value)}: a launch with 0 "
-                               f"{'threads' if 'thread' in what else 'blocks'} runs nothing.")
+            raise LearnerError(
+                f"{what} must be at least 1, got {fmt(value)}: a launch with 0 "
+                f"{'threads' if 'thread' in what else 'blocks'} runs nothing."
+            )
     return tuple(int(v) for v in vals)
 
 
@@ -105,8 +109,9 @@ def validate_launch(cfg):
     grid, block = _dims(cfg[0], "blocks per grid"), _dims(cfg[1], "threads per block")
     total = int(np.prod(block))
     if total > MAX_THREADS_PER_BLOCK:
-        raise LearnerError(f"{total} threads per block is more than the {MAX_THREADS_PER_BLOCK} a CUDA block can "
-                           "hold: use 128 or 256.")
+        raise LearnerError(
+            f"{total} threads per block is more than the {MAX_THREADS_PER_BLOCK} a CUDA block can hold: use 128 or 256."
+        )
     if len(block) == 3 and block[2] > 64:
         raise LearnerError(f"a block can be at most 64 threads deep in z, got {block[2]}.")
     return grid, block
@@ -119,20 +124,31 @@ def launch_for(ex, launch):
             raise LearnerError(f"{ex.id} picks the launch itself: call check(your_kernel) without launch=.")
         return ex.launch.config
     if launch is None:
-        raise LearnerError(f"{ex.id} also checks your launch: call check(your_kernel, launch=your_launch) where "
-                           "your_launch(n) returns (blocks_per_grid, threads_per_block).")
+        raise LearnerError(
+            f"{ex.id} also checks your launch: call check(your_kernel, launch=your_launch) where "
+            "your_launch(n) returns (blocks_per_grid, threads_per_block)."
+        )
     if not_attempted(launch):
         raise NotAttempted()
     if callable(launch):
+
         def rule(n):
             try:
                 cfg = launch(n)
             except Exception as e:  # noqa: BLE001 - learner code
                 raise LearnerError(f"your launch function raised {type(e).__name__}: {e} for n={n}.") from None
-            if isinstance(cfg, (tuple, list)) and len(cfg) == 2 and isinstance(cfg[0], (int, np.integer)) and cfg[0] == 0 < n:
-                raise Failed(f"your launch starts 0 blocks for n = {n} (fewer elements than one block), so the last, partial "
-                              "block is skipped: round the number of blocks up, (n + t - 1) // t.")
+            if (
+                isinstance(cfg, (tuple, list))
+                and len(cfg) == 2
+                and isinstance(cfg[0], (int, np.integer))
+                and cfg[0] == 0 < n
+            ):
+                raise Failed(
+                    f"your launch starts 0 blocks for n = {n} (fewer elements than one block), so the last, partial "
+                    "block is skipped: round the number of blocks up, (n + t - 1) // t."
+                )
             return validate_launch(cfg)
+
         return rule
     fixed_cfg = validate_launch(launch)
     return lambda n: fixed_cfg
@@ -144,4 +160,3 @@ class NotAttempted(Exception):
 
 class Failed(Exception):
     """A wrong answer found before any run (e.g. a launch of 0 blocks); the message says why."""
-

@@ -67,11 +67,16 @@ class ArrayExercise(_FunctionAnswer):
     mistakes: tuple = ()  # (wrong(xp, *arrays), message)
 
     def _grade(self, fn, rng):
-        if (bad := self._not_a_function(fn)):
+        if bad := self._not_a_function(fn):
             return bad
         if re.search(r"\b(np|numpy)\s*\.", _body(fn)):
-            return ("failed", "your function calls NumPy directly (np.…): write xp.… instead, so the same code runs "
-                    "on CuPy arrays on the GPU.", None, {})
+            return (
+                "failed",
+                "your function calls NumPy directly (np.…): write xp.… instead, so the same code runs "
+                "on CuPy arrays on the GPU.",
+                None,
+                {},
+            )
         if env.on_gpu():
             import cupy as xp
         else:
@@ -81,12 +86,22 @@ class ArrayExercise(_FunctionAnswer):
             want = np.asarray(self.reference(np, *inputs))
             got = fn(xp, *[xp.asarray(a) for a in inputs])
             if env.on_gpu() and not isinstance(got, xp.ndarray):
-                return ("failed", f"your function returned {type(got).__name__}, not a CuPy array: keep the result on "
-                        "the GPU (no .get() or cupy.asnumpy inside the function).", None, {})
+                return (
+                    "failed",
+                    f"your function returned {type(got).__name__}, not a CuPy array: keep the result on "
+                    "the GPU (no .get() or cupy.asnumpy inside the function).",
+                    None,
+                    {},
+                )
             got = xp.asnumpy(got) if env.on_gpu() else np.asarray(got)
             shapes = ", ".join(str(a.shape) for a in inputs)
             if got.shape != want.shape:
-                return "failed", f"for inputs of shape {shapes} the result has shape {got.shape}, expected {want.shape}.", None, {}
+                return (
+                    "failed",
+                    f"for inputs of shape {shapes} the result has shape {got.shape}, expected {want.shape}.",
+                    None,
+                    {},
+                )
             if not _allclose(got, want, rtol=self.rtol, atol=self.atol, equal_nan=True):
                 why = "ex.hint() gives a nudge."
                 for wrong, message in self.mistakes:
@@ -156,33 +171,75 @@ class CudaCExercise(Exercise):
         except cuda_c.CompileError as e:
             msg = str(e)
             if f'identifier "{self.kernel}" is undefined' in msg:
-                return "failed", f"there is no kernel named {self.kernel}: the exercise looks it up by that name.", None, {}
+                return (
+                    "failed",
+                    f"there is no kernel named {self.kernel}: the exercise looks it up by that name.",
+                    None,
+                    {},
+                )
             if "SIGNATURE:" in msg:
-                return "failed", f"the kernel compiles but its parameters are wrong: declare it as {self.kernel}({self.c_params}).", None, {}
+                return (
+                    "failed",
+                    f"the kernel compiles but its parameters are wrong: declare it as {self.kernel}({self.c_params}).",
+                    None,
+                    {},
+                )
             msg = msg.split(": ", 1)[-1]
-            if self.kind not in ("raw", "sourcemodule"):  # line numbers refer to the generated wrapper, not to the snippet
+            if self.kind not in (
+                "raw",
+                "sourcemodule",
+            ):  # line numbers refer to the generated wrapper, not to the snippet
                 msg = re.sub(r"\S+\.cu\(\d+\): ", "", msg)
             return "failed", f"NVRTC rejects it: {msg}", None, {}
         entries = cuda_c.entry_points(ptx)
         if self.kernel not in entries:
             mangled = [e for e in entries if self.kernel in e]
             if mangled:
-                return ("failed", f'the kernel is exported as {mangled[0]} (a C++ mangled name), so looking up '
-                        f'"{self.kernel}" fails: declare it extern "C".', None, {})
+                return (
+                    "failed",
+                    f"the kernel is exported as {mangled[0]} (a C++ mangled name), so looking up "
+                    f'"{self.kernel}" fails: declare it extern "C".',
+                    None,
+                    {},
+                )
             return "failed", f"no __global__ function named {self.kernel} in the source.", None, {}
         what = "compiles with NVRTC" + (" and has the right signature" if self.kind in ("raw", "sourcemodule") else "")
         if not env.on_gpu():
-            return ("passed", f"{what}. CPU mode cannot run CUDA C, so the results were NOT checked: run this "
-                    "check on a GPU to test the numbers too.", None, {"numbers_checked": False})
+            return (
+                "passed",
+                f"{what}. CPU mode cannot run CUDA C, so the results were NOT checked: run this "
+                "check on a GPU to test the numbers too.",
+                None,
+                {"numbers_checked": False},
+            )
         got, want, guard_ok = self.run_gpu(answer, rng)
         if not guard_ok:
-            return ("failed", "your kernel wrote past the end of the output: threads with i >= n must do nothing "
-                    "(add the bounds check).", None, {})
+            return (
+                "failed",
+                "your kernel wrote past the end of the output: threads with i >= n must do nothing "
+                "(add the bounds check).",
+                None,
+                {},
+            )
         if got.shape != want.shape or not _allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True):
-            bad = int(np.flatnonzero(~np.isclose(got.ravel(), want.ravel(), rtol=1e-5, atol=1e-5))[0]) if got.shape == want.shape else 0
-            return ("failed", f"{what}, but the results are wrong: element {bad} is {got.ravel()[bad]:.6g}, expected "
-                    f"{want.ravel()[bad]:.6g}.", None, {})
-        return "passed", f"{what} and gives the right results on the GPU (n = {want.size}).", None, {"numbers_checked": True}
+            bad = (
+                int(np.flatnonzero(~np.isclose(got.ravel(), want.ravel(), rtol=1e-5, atol=1e-5))[0])
+                if got.shape == want.shape
+                else 0
+            )
+            return (
+                "failed",
+                f"{what}, but the results are wrong: element {bad} is {got.ravel()[bad]:.6g}, expected "
+                f"{want.ravel()[bad]:.6g}.",
+                None,
+                {},
+            )
+        return (
+            "passed",
+            f"{what} and gives the right results on the GPU (n = {want.size}).",
+            None,
+            {"numbers_checked": True},
+        )
 
 
 # ----------------------------------------------------------------------------- custom function checks
@@ -197,7 +254,7 @@ class CallExercise(_FunctionAnswer):
     success: str = "correct."
 
     def _grade(self, fn, rng):
-        if (bad := self._not_a_function(fn)):
+        if bad := self._not_a_function(fn):
             return bad
         ok, message = self.judge(fn, rng)
         return ("passed" if ok else "failed"), message, None, {}
@@ -212,4 +269,3 @@ def gpu_output_with_guard(cp, n, dtype=np.float32, pad=64):
 def guard_intact(cp, full, n) -> bool:
     tail = cp.asnumpy(full[n:])
     return bool(np.all(np.isnan(tail)) if tail.dtype.kind == "f" else np.all(tail == -1))
-

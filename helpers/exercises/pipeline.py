@@ -90,35 +90,91 @@ class DevicePipelineExercise(Exercise):
             except LearnerError:
                 raise
             except Exception as e:  # noqa: BLE001 - learner code
-                raise LearnerError(f"{name}(kernel, x) raised {type(e).__name__}: {e}; fix it and check again.") from None
+                raise LearnerError(
+                    f"{name}(kernel, x) raised {type(e).__name__}: {e}; fix it and check again."
+                ) from None
             where = f"for n = {n}"
             if not spy.launches:
-                return "failed", f"{where}, {name} never launched the kernel: call kernel[blocks, threads](d_x, d_out).", None, {}
+                return (
+                    "failed",
+                    f"{where}, {name} never launched the kernel: call kernel[blocks, threads](d_x, d_out).",
+                    None,
+                    {},
+                )
             for total, on_device in spy.launches:
                 if not all(on_device):
-                    return "failed", (f"{where}, the kernel got a NumPy array: Numba then copies it to the device and back "
-                                      "implicitly on every launch. Pass device arrays: cuda.to_device(x) for the input, "
-                                      "cuda.device_array_like(...) for the output."), None, {}
+                    return (
+                        "failed",
+                        (
+                            f"{where}, the kernel got a NumPy array: Numba then copies it to the device and back "
+                            "implicitly on every launch. Pass device arrays: cuda.to_device(x) for the input, "
+                            "cuda.device_array_like(...) for the output."
+                        ),
+                        None,
+                        {},
+                    )
                 if total < n:
-                    return "failed", (f"{where}, the launch starts only {total} thread{'s' if total != 1 else ''} for {n} element{'s' if n != 1 else ''}, so the last "
-                                      "elements are never computed: round the number of blocks up, (n + threads - 1) // threads."), None, {}
+                    return (
+                        "failed",
+                        (
+                            f"{where}, the launch starts only {total} thread{'s' if total != 1 else ''} for "
+                            f"{n} element{'s' if n != 1 else ''}, so the last "
+                            "elements are never computed: round the number of blocks up, (n + threads - 1) // threads."
+                        ),
+                        None,
+                        {},
+                    )
             if _is_device_array(got):
-                return "failed", (f"{name} returned a device array: bring the result back to the host with "
-                                  ".copy_to_host() and return that NumPy array."), None, {}
+                return (
+                    "failed",
+                    (
+                        f"{name} returned a device array: bring the result back to the host with "
+                        ".copy_to_host() and return that NumPy array."
+                    ),
+                    None,
+                    {},
+                )
             if not isinstance(got, np.ndarray):
                 return "failed", f"{name} should return a NumPy array, but returned {type(got).__name__}.", None, {}
             if got.dtype != x.dtype:
-                return "failed", (f"the result has dtype {got.dtype} but x is {x.dtype}: cuda.device_array(n) defaults to "
-                                  "float64; use cuda.device_array_like(d_x) or pass dtype=x.dtype."), None, {}
+                return (
+                    "failed",
+                    (
+                        f"the result has dtype {got.dtype} but x is {x.dtype}: cuda.device_array(n) defaults to "
+                        "float64; use cuda.device_array_like(d_x) or pass dtype=x.dtype."
+                    ),
+                    None,
+                    {},
+                )
             want = self.expect(x_before)
             if got.shape != want.shape:
-                return "failed", f"{where}, the result has shape {got.shape} but should have shape {want.shape}.", None, {}
+                return (
+                    "failed",
+                    f"{where}, the result has shape {got.shape} but should have shape {want.shape}.",
+                    None,
+                    {},
+                )
             bad = np.flatnonzero(~np.isclose(got, want, rtol=1e-6, atol=1e-6))
             if bad.size:
                 i = int(bad[0])
-                return "failed", (f"{where}, element {i} is {float(got[i]):.6g} but should be {float(want[i]):.6g} ({bad.size} of {n} wrong): "
-                                  "did you copy the output (not the input) back?"), None, {}
+                return (
+                    "failed",
+                    (
+                        f"{where}, element {i} is {float(got[i]):.6g} but should be {float(want[i]):.6g} "
+                        f"({bad.size} of {n} wrong): "
+                        "did you copy the output (not the input) back?"
+                    ),
+                    None,
+                    {},
+                )
             if not np.array_equal(x, x_before):
                 return "failed", f"{name} changed the input array x; leave the host input as it was.", None, {}
-        return "passed", (f"correct for n = {', '.join(map(str, self.sizes))}: one copy in, the kernel on device arrays, "
-                          "one copy out."), None, {"launches": len(spy.launches)}
+        return (
+            "passed",
+            (
+                f"correct for n = {', '.join(map(str, self.sizes))}: one copy in, the kernel on device arrays, "
+                "one copy out."
+            ),
+            None,
+            {"launches": len(spy.launches)},
+        )

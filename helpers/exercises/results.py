@@ -8,10 +8,11 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+
 @dataclass
 class Result:
-    """The outcome of one check. ``figure`` is a number-with-words on success (e.g. "2.0 global
-    reads per thread") folded into ``message``; ``picture`` is an optional matplotlib Figure."""
+    """The outcome of one check: a status, one sentence, and an optional matplotlib Figure
+    (``picture``) where a picture explains more than words."""
 
     exercise: str
     status: str  # "passed" | "failed" | "not_attempted" | "error"
@@ -26,13 +27,13 @@ class Result:
     def passed(self) -> bool:
         return self.status == "passed"
 
-    @property
-    def figure(self):  # the name the grader contract uses
-        return self.picture
-
     def line(self) -> str:
         mark = {"passed": "✓", "failed": "✗", "error": "✗", "not_attempted": "·"}[self.status]
-        seed = f"  [seed {self.seed}: check(..., seed={self.seed}) repeats it]" if self.seed is not None and self.status == "failed" else ""
+        seed = (
+            f"  [seed {self.seed}: check(..., seed={self.seed}) repeats it]"
+            if self.seed is not None and self.status == "failed"
+            else ""
+        )
         return f"{mark} {self.exercise}: {self.message}{seed}"
 
     def __str__(self) -> str:
@@ -79,4 +80,3 @@ def show_text(title: str, body: str, code: bool = False) -> None:
         display(HTML(f"<b>{html.escape(title)}</b><{tag}>{html.escape(body)}</{tag}>"))
     else:
         print(f"{title}\n{body}")
-

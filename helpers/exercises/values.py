@@ -10,6 +10,7 @@ import numpy as np
 
 from .base import Exercise, fmt
 
+
 @dataclass(eq=False, repr=False)
 class ValueExercise(Exercise):
     """The answer is a number or a tuple. ``mistakes`` maps known wrong answers to a message."""
@@ -61,8 +62,9 @@ def type_problem(got, want, what: str) -> str | None:
     if isinstance(want, (int, np.integer)) and not isinstance(want, bool):
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
             if isinstance(got, (float, np.floating)):
-                return (f"{what} gave {fmt(got)}, a float, but counts of blocks, threads and indices are "
-                        "whole numbers (int): use // instead of /.")
+                return (
+                    f"{what} gave {fmt(got)}, a float, but counts of blocks, threads and indices are "
+                    "whole numbers (int): use // instead of /."
+                )
             return f"{what} gave {fmt(got)} ({type(got).__name__}) but should give a whole number (int)."
     return None
-

@@ -13,5 +13,13 @@ from .explorer import grid_explorer
 from .launch import Launch, blocks_for, launch_1d, launch_2d
 from .pictures import draw_launch
 
-__all__ = ["Launch", "blocks_for", "launch_1d", "launch_2d", "draw_launch", "grid_explorer",
-           "MAX_THREADS_PER_BLOCK", "WARP_SIZE"]
+__all__ = [
+    "Launch",
+    "blocks_for",
+    "launch_1d",
+    "launch_2d",
+    "draw_launch",
+    "grid_explorer",
+    "MAX_THREADS_PER_BLOCK",
+    "WARP_SIZE",
+]

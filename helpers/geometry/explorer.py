@@ -24,8 +24,13 @@ def grid_explorer(dims: int = 1):
     cols = w.IntSlider(20, 1, 64, description="cols", style=style, layout=lay())
     tpb = w.IntSlider(32, 1, 128, description="threads per block", style=style, layout=lay())
     bxy = w.IntSlider(8, 1, 32, description="block side (x = y)", style=style, layout=lay())
-    rule = w.Dropdown(options=[("ceil: (n + t - 1) // t", "ceil"), ("floor: n // t  (the bug)", "floor"),
-                               ("manual", "manual")], value="ceil", description="blocks per grid", style=style, layout=lay())
+    rule = w.Dropdown(
+        options=[("ceil: (n + t - 1) // t", "ceil"), ("floor: n // t  (the bug)", "floor"), ("manual", "manual")],
+        value="ceil",
+        description="blocks per grid",
+        style=style,
+        layout=lay(),
+    )
     manual = w.IntSlider(1, 1, 64, description="manual blocks", style=style, layout=lay())
     out = w.Output()
     info = w.HTML()
@@ -51,8 +56,10 @@ def grid_explorer(dims: int = 1):
         manual.layout.display = "" if rule.value == "manual" else "none"
         launch = current()
         # pre-wrap keeps the formula's alignment but wraps long lines between words
-        info.value = (f"<pre style='white-space: pre-wrap; word-break: normal; overflow-wrap: normal'>"
-                      f"{launch.formula()}\n{launch.describe()}</pre>")
+        info.value = (
+            f"<pre style='white-space: pre-wrap; word-break: normal; overflow-wrap: normal'>"
+            f"{launch.formula()}\n{launch.describe()}</pre>"
+        )
         out.clear_output(wait=True)
         with out:
             display(draw_launch(launch))

@@ -50,8 +50,13 @@ class Launch:
 
     def thread_coords(self) -> np.ndarray:
         """One row per launched thread: blockIdx.x, blockIdx.y, threadIdx.x, threadIdx.y, x, y."""
-        bx, by, tx, ty = np.meshgrid(np.arange(self.grid[0]), np.arange(self.grid[1]),
-                                     np.arange(self.block[0]), np.arange(self.block[1]), indexing="ij")
+        bx, by, tx, ty = np.meshgrid(
+            np.arange(self.grid[0]),
+            np.arange(self.grid[1]),
+            np.arange(self.block[0]),
+            np.arange(self.block[1]),
+            indexing="ij",
+        )
         bx, by, tx, ty = (a.ravel() for a in (bx, by, tx, ty))
         x = bx * self.block[0] + tx
         y = by * self.block[1] + ty
@@ -83,15 +88,16 @@ class Launch:
     def formula(self) -> str:
         if self.ndim == 1:
             return "i = blockIdx.x * blockDim.x + threadIdx.x    # = cuda.grid(1)"
-        return ("col = blockIdx.x * blockDim.x + threadIdx.x\n"
-                "row = blockIdx.y * blockDim.y + threadIdx.y    # col, row = cuda.grid(2)")
+        return (
+            "col = blockIdx.x * blockDim.x + threadIdx.x\n"
+            "row = blockIdx.y * blockDim.y + threadIdx.y    # col, row = cuda.grid(2)"
+        )
 
     def describe(self) -> str:
         dims = "x".join(map(str, self.shape))
         blk = self.block[0] if self.ndim == 1 else f"({self.block[0]}, {self.block[1]})"
         grd = self.grid[0] if self.ndim == 1 else f"({self.grid[0]}, {self.grid[1]})"
-        text = (f"{dims} elements, {grd} blocks of {blk} threads = {self.threads} threads; "
-                f"{self.idle()} idle")
+        text = f"{dims} elements, {grd} blocks of {blk} threads = {self.threads} threads; {self.idle()} idle"
         s = self.skipped()
         if s:
             text += f"; {s} element{'s' if s != 1 else ''} NOT handled by any thread (grid too small)"
@@ -114,7 +120,9 @@ def launch_2d(shape: tuple[int, int], block: tuple[int, int], grid: tuple[int, i
     bx, by = (_positive_int("block x", block[0]), _positive_int("block y", block[1]))
     if bx * by > MAX_THREADS_PER_BLOCK:
         raise LearnerError(f"a {bx}x{by} block has {bx * by} threads, more than the {MAX_THREADS_PER_BLOCK} allowed.")
-    g = (blocks_for(cols, bx), blocks_for(rows, by)) if grid is None else (
-        _positive_int("grid x", grid[0]), _positive_int("grid y", grid[1]))
+    g = (
+        (blocks_for(cols, bx), blocks_for(rows, by))
+        if grid is None
+        else (_positive_int("grid x", grid[0]), _positive_int("grid y", grid[1]))
+    )
     return Launch((rows, cols), (bx, by), g)
-

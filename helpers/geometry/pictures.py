@@ -16,7 +16,10 @@ def _label_ok(count: int) -> bool:
 
 
 def draw_launch(launch, ax=None):
-    """Picture of a `helpers.geometry.Launch`. 1D: a row of threads per block over the array. 2D: the array as a grid coloured by block."""
+    """Picture of a `helpers.geometry.Launch`.
+
+    1D: a row of threads per block over the array. 2D: the array as a grid coloured by block.
+    """
     if launch.ndim == 1:
         return _draw_1d(launch, ax)
     return _draw_2d(launch, ax)
@@ -40,8 +43,7 @@ def _draw_1d(launch, ax=None):
         blk = g // t
         idle = g >= n
         colour = IDLE if idle else BLOCK_COLOURS[blk % len(BLOCK_COLOURS)]
-        ax.add_patch(Rectangle((g, 1.3), 0.92, 0.9, facecolor=colour, edgecolor="white",
-                               hatch="//" if idle else None))
+        ax.add_patch(Rectangle((g, 1.3), 0.92, 0.9, facecolor=colour, edgecolor="white", hatch="//" if idle else None))
         if labels:
             ax.text(g + 0.46, 1.75, str(g % t), ha="center", va="center", fontsize=7)
     for blk in range(b):
@@ -69,9 +71,17 @@ def _draw_1d(launch, ax=None):
     if shown < width:
         title += f"  (first {shown} drawn)"
     ax.set_title(title, fontsize=10, color=SKIPPED if skipped else "black")
-    ax.legend(handles=[Patch(facecolor=IDLE, hatch="//", label="idle thread (i >= n)"),
-                       Patch(facecolor=SKIPPED, label="element no thread handles")],
-              loc="upper right", bbox_to_anchor=(1, -0.02), ncol=2, fontsize=8, frameon=False)
+    ax.legend(
+        handles=[
+            Patch(facecolor=IDLE, hatch="//", label="idle thread (i >= n)"),
+            Patch(facecolor=SKIPPED, label="element no thread handles"),
+        ],
+        loc="upper right",
+        bbox_to_anchor=(1, -0.02),
+        ncol=2,
+        fontsize=8,
+        frameon=False,
+    )
     return finish(fig)
 
 
@@ -110,13 +120,20 @@ def _draw_2d(launch, ax=None):
     ax.set_xlabel("col = blockIdx.x * blockDim.x + threadIdx.x")
     ax.set_ylabel("row = blockIdx.y * blockDim.y + threadIdx.y")
     skipped = launch.skipped()
-    title = (f"grid ({gx}, {gy}) of ({bx}, {by}) blocks over a {rows}x{cols} array: "
-             f"{launch.idle()} idle threads")
+    title = f"grid ({gx}, {gy}) of ({bx}, {by}) blocks over a {rows}x{cols} array: {launch.idle()} idle threads"
     if skipped:
         title += f", {skipped} elements never handled"
     ax.set_title(title, fontsize=10, color=SKIPPED if skipped else "black")
-    ax.legend(handles=[Patch(facecolor=IDLE, label="idle thread (outside the array)"),
-                       Patch(facecolor=SKIPPED, label="element no thread handles"),
-                       Patch(facecolor="none", edgecolor="black", label="the array")],
-              loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, fontsize=8, frameon=False)
+    ax.legend(
+        handles=[
+            Patch(facecolor=IDLE, label="idle thread (outside the array)"),
+            Patch(facecolor=SKIPPED, label="element no thread handles"),
+            Patch(facecolor="none", edgecolor="black", label="the array"),
+        ],
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12),
+        ncol=3,
+        fontsize=8,
+        frameon=False,
+    )
     return finish(fig)

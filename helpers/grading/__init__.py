@@ -7,8 +7,10 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
 - ``submissions``  unpack a zip, discover one submission per student x notebook, read the cells
 - ``child``        runs INSIDE the fresh per-submission process: snapshot the trusted objects,
                    execute the student's cells, grade with the snapshot, stream signed results
+- ``cells``        the child's tools for one cell: IPython syntax, timers, limits, signed lines, plain data
 - ``execute``      the parent's side of one submission: start the child, timeouts, output caps,
                    crashes, a second run that skips a crashing cell
+- ``records``      what the child reported, turned into the record of one submission
 - ``report``       grades.csv, grades.json, one feedback page per student, the terminal summary
 - ``cli``          argument parsing, seeds, parallel workers (one per GPU), --resume
 """

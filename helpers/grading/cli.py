@@ -27,7 +27,8 @@ from pathlib import Path
 from .._files import atomic_write
 from . import report
 from .course import load_course
-from .execute import ROOT, Settings, copy_pictures, grade_submission
+from .execute import ROOT, Settings, grade_submission
+from .records import copy_pictures
 from .submissions import discover, unpack
 
 RECORD_VERSION = 1
@@ -38,24 +39,58 @@ class GraderError(Exception):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m helpers.grade", description=(
-        "Grade a folder or zip of submitted course notebooks: each runs in its own process, the "
-        "grader's own checks decide, and grades.csv, grades.json and one feedback page per student are written."))
+    p = argparse.ArgumentParser(
+        prog="python -m helpers.grade",
+        description=(
+            "Grade a folder or zip of submitted course notebooks: each runs in its own process, the "
+            "grader's own checks decide, and grades.csv, grades.json and one feedback page per student are written."
+        ),
+    )
     p.add_argument("submissions", type=Path, help="a folder (one subfolder or notebook per student) or a .zip of one")
     p.add_argument("--out", type=Path, default=Path("grades"), help="where the results go (default: grades/)")
-    p.add_argument("-j", "--jobs", type=int, default=0, help="submissions graded at once (default: CPU cores; on GPUs: one per GPU)")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=0,
+        help="submissions graded at once (default: CPU cores; on GPUs: one per GPU)",
+    )
     p.add_argument("--resume", action="store_true", help="keep the submissions already graded in OUT, grade the rest")
-    p.add_argument("--salt", help="secret mixed into every seed (default: random on the first run, kept in OUT/run.json)")
-    p.add_argument("--points", type=Path, help="JSON {exercise: points} or CSV 'exercise,points' overriding each exercise's points")
+    p.add_argument(
+        "--salt", help="secret mixed into every seed (default: random on the first run, kept in OUT/run.json)"
+    )
+    p.add_argument(
+        "--points", type=Path, help="JSON {exercise: points} or CSV 'exercise,points' overriding each exercise's points"
+    )
     p.add_argument("--notebook", help="grade every notebook as this course notebook (number or name, e.g. 02)")
-    p.add_argument("--course", type=Path, default=ROOT / "notebooks", help="the pristine course notebooks (default: notebooks/)")
-    p.add_argument("--cell-timeout", type=float, default=120.0, help="seconds per cell and per exercise check (default 120)")
-    p.add_argument("--grade-timeout", type=float, default=None, help="seconds per exercise check (default: --cell-timeout)")
+    p.add_argument(
+        "--course", type=Path, default=ROOT / "notebooks", help="the pristine course notebooks (default: notebooks/)"
+    )
+    p.add_argument(
+        "--cell-timeout", type=float, default=120.0, help="seconds per cell and per exercise check (default 120)"
+    )
+    p.add_argument(
+        "--grade-timeout", type=float, default=None, help="seconds per exercise check (default: --cell-timeout)"
+    )
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per notebook run (default 900)")
-    p.add_argument("--retries", type=int, default=1, help="re-runs that skip a cell which crashed or hung the notebook (default 1)")
-    p.add_argument("--memory-mb", type=int, default=None, help="address-space cap per submission in CPU mode (default 4096; 0: none)")
-    p.add_argument("--mode", choices=("auto", "cpu", "gpu"), default="auto", help="run submissions on the GPU(s) or the CPU simulator")
-    p.add_argument("--keep-scratch", action="store_true", help="keep the per-submission working folders (for debugging)")
+    p.add_argument(
+        "--retries", type=int, default=1, help="re-runs that skip a cell which crashed or hung the notebook (default 1)"
+    )
+    p.add_argument(
+        "--memory-mb",
+        type=int,
+        default=None,
+        help="address-space cap per submission in CPU mode (default 4096; 0: none)",
+    )
+    p.add_argument(
+        "--mode",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        help="run submissions on the GPU(s) or the CPU simulator",
+    )
+    p.add_argument(
+        "--keep-scratch", action="store_true", help="keep the per-submission working folders (for debugging)"
+    )
     return p.parse_args(argv)
 
 
@@ -92,8 +127,15 @@ def point_table(course: dict, override: Path | None) -> tuple[dict, list]:
     if override:
         try:
             text = override.read_text()
-            data = json.loads(text) if override.suffix.lower() == ".json" else {
-                row[0].strip(): row[1] for row in csv.reader(text.splitlines()) if len(row) >= 2 and not row[0].startswith("#")}
+            data = (
+                json.loads(text)
+                if override.suffix.lower() == ".json"
+                else {
+                    row[0].strip(): row[1]
+                    for row in csv.reader(text.splitlines())
+                    if len(row) >= 2 and not row[0].startswith("#")
+                }
+            )
             data = {k: float(v) for k, v in data.items() if k != "exercise"}
         except (OSError, ValueError) as e:
             raise GraderError(f"--points {override}: {e}") from None
@@ -128,8 +170,12 @@ def _manifest(out: Path, args) -> dict:
     salt = args.salt if args.salt is not None else old.get("salt") or secrets.token_hex(8)
     if args.resume and old.get("salt") and old["salt"] != salt:
         raise GraderError(f"--resume with a different --salt than the run in {out} (its salt is in {path})")
-    return {"salt": salt, "submissions": str(args.submissions), "course": str(args.course),
-            "started": old.get("started") if args.resume else time.strftime("%Y-%m-%d %H:%M:%S")}
+    return {
+        "salt": salt,
+        "submissions": str(args.submissions),
+        "course": str(args.course),
+        "started": old.get("started") if args.resume else time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
 
 
 def run(args) -> int:
@@ -149,8 +195,14 @@ def run(args) -> int:
     if mode == "gpu":
         jobs = min(jobs, len(devices))
     memory = args.memory_mb if args.memory_mb is not None else (4096 if mode == "cpu" else 0)
-    settings = Settings(args.cell_timeout, args.grade_timeout or args.cell_timeout, args.timeout, args.retries,
-                        memory if mode == "cpu" else 0, mode)
+    settings = Settings(
+        args.cell_timeout,
+        args.grade_timeout or args.cell_timeout,
+        args.timeout,
+        args.retries,
+        memory if mode == "cpu" else 0,
+        mode,
+    )
     manifest.update(mode=mode, jobs=jobs, cell_timeout=args.cell_timeout, timeout=args.timeout)
     atomic_write(out / "run.json", json.dumps(manifest, indent=1))
     max_points, warnings = point_table(course, args.points)
@@ -161,7 +213,9 @@ def run(args) -> int:
         subs, notes = discover(root, course, scratch, args.notebook)
         warnings += notes
         if not subs:
-            raise GraderError(f"no submissions found in {args.submissions} (expected one folder or notebook per student)")
+            raise GraderError(
+                f"no submissions found in {args.submissions} (expected one folder or notebook per student)"
+            )
         records, todo = {}, []
         if not args.resume and (out / "records").exists():
             shutil.rmtree(out / "records")
@@ -216,8 +270,9 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
         finally:
             gpus.put(gpu)
 
-    manifest["seeds"] = {sub.key: {e.id: seed_for(manifest["salt"], sub.student, e.id) for e in nb.exercises}
-                         for sub, nb, _ in todo}
+    manifest["seeds"] = {
+        sub.key: {e.id: seed_for(manifest["salt"], sub.student, e.id) for e in nb.exercises} for sub, nb, _ in todo
+    }
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(work, i, sub, nb, fp): (sub, nb, fp) for i, (sub, nb, fp) in enumerate(todo)}
         for fut in cf.as_completed(futures):
@@ -240,11 +295,25 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
 
 def _internal_error(sub, nb, tb: str) -> dict:
     last = tb.strip().splitlines()[-1]
-    return {"student": sub.student, "notebook": nb.stem, "file": str(sub.path), "outcome": "grader_error",
-            "problem": f"the grader failed on this submission ({last}); please report it", "grader_problem": last,
-            "exercises": [{"exercise": e.id, "status": "not_graded", "message": "not graded: the grader itself failed."}
-                          for e in nb.exercises], "notes": [], "cell_errors": [], "review": [], "output": tb,
-            "tamper": None, "runs": [], "skipped_cells": []}
+    return {
+        "student": sub.student,
+        "notebook": nb.stem,
+        "file": str(sub.path),
+        "outcome": "grader_error",
+        "problem": f"the grader failed on this submission ({last}); please report it",
+        "grader_problem": last,
+        "exercises": [
+            {"exercise": e.id, "status": "not_graded", "message": "not graded: the grader itself failed."}
+            for e in nb.exercises
+        ],
+        "notes": [],
+        "cell_errors": [],
+        "review": [],
+        "output": tb,
+        "tamper": None,
+        "runs": [],
+        "skipped_cells": [],
+    }
 
 
 def main(argv=None) -> int:

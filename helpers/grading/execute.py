@@ -17,7 +17,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,29 +25,49 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .child import GPU_POISONED
+from .cells import GPU_POISONED
 from .course import CourseNotebook, cell_source
+from .records import HEAD_BYTES, TAIL_BYTES, collect, finish, output_text
 from .submissions import Submission, read_cells
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAD_BYTES, TAIL_BYTES = 4096, 12288
 # -I ignores PYTHONPATH, so the child gets the grader's own import path explicitly: where the
 # course's packages come from PYTHONPATH (offline GPU nodes, COURSE_ENV=current) the child must
 # import the same numpy and numba as the grader, not whatever the base interpreter ships.
 _BOOT = "import sys; sys.path[:0] = {paths!r}; from helpers.grading.child import main; main()"
-_ENV_KEEP = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH",
-             "NUMBA_CUDA_DRIVER", "CUPY_CACHE_DIR", "MPLCONFIGDIR", "XDG_CACHE_HOME")
+_ENV_KEEP = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "USER",
+    "LOGNAME",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "NUMBA_CUDA_DRIVER",
+    "CUPY_CACHE_DIR",
+    "MPLCONFIGDIR",
+    "XDG_CACHE_HOME",
+)
 
 # Static review: code that is legitimate in a course notebook only very rarely. Flagged for a
 # human to look at; never changes a grade by itself.
 _REVIEW = [
-    (r"sys\._getframe|\bf_back\b|\bf_locals\b|\bf_globals\b|inspect\.(currentframe|stack)\b", "inspects the call stack"),
+    (
+        r"sys\._getframe|\bf_back\b|\bf_locals\b|\bf_globals\b|inspect\.(currentframe|stack)\b",
+        "inspects the call stack",
+    ),
     (r"\bgc\.get_(objects|referrers|referents)\b", "searches the garbage collector's objects"),
     (r"\bctypes\b", "uses ctypes"),
     (r"__code__|__closure__|__globals__", "rewrites function internals"),
     (r"\bsys\.modules\b|importlib\.reload|\bbuiltins\b|__builtins__", "changes modules or builtins"),
     (r"sys\.(settrace|setprofile)|threading\.(settrace|setprofile)", "installs a tracing hook"),
-    (r"helpers\.(exercises|grading|_progress)|\bExercise\b|\._grade\b|\.grade\s*\(|\bgrade_kernel\b", "touches the grading engine"),
+    (
+        r"helpers\.(exercises|grading|_progress)|\bExercise\b|\._grade\b|\.grade\s*\(|\bgrade_kernel\b",
+        "touches the grading engine",
+    ),
     (r"\b(np|numpy)\.(allclose|isclose|array_equal|testing)\s*=", "reassigns a NumPy comparison"),
     (r"\.reference\b|\breference_answer\b|\bnb\d\d\._\w+", "uses a reference solution"),
     (r"os\._exit|os\.kill|signal\.(signal|alarm|setitimer)|\bos\.fork\b|setsid", "exits, kills or handles signals"),
@@ -99,15 +118,25 @@ class Attempt:
             return self.stuck
         rc = self.returncode
         if rc is not None and rc < 0:
-            name = {signal.SIGSEGV: "a segmentation fault", signal.SIGABRT: "an abort", signal.SIGBUS: "a bus error",
-                    signal.SIGFPE: "a floating-point exception", signal.SIGILL: "an illegal instruction",
-                    signal.SIGKILL: "being killed (out of memory?)", signal.SIGXFSZ: "writing a file that was too large"}
+            name = {
+                signal.SIGSEGV: "a segmentation fault",
+                signal.SIGABRT: "an abort",
+                signal.SIGBUS: "a bus error",
+                signal.SIGFPE: "a floating-point exception",
+                signal.SIGILL: "an illegal instruction",
+                signal.SIGKILL: "being killed (out of memory?)",
+                signal.SIGXFSZ: "writing a file that was too large",
+            }
             return f"the notebook's process crashed ({name.get(-rc, f'signal {-rc}')})"
         if rc == GPU_POISONED:
-            return ("the code left the GPU unusable (an illegal memory access or a failed launch: "
-                    "an index past the end of an array?)")
+            return (
+                "the code left the GPU unusable (an illegal memory access or a failed launch: "
+                "an index past the end of an array?)"
+            )
         if not any(m.get("type") == "ready" for m in self.lines):
-            return f"the grader's process did not start (exit code {rc})" if rc else "the grader's process did not start"
+            return (
+                f"the grader's process did not start (exit code {rc})" if rc else "the grader's process did not start"
+            )
         return f"the notebook's process ended early (exit code {rc}: os._exit or a fatal error)"
 
 
@@ -131,12 +160,21 @@ def review_flags(cells, pristine_sources=()) -> list[str]:
 
 def child_env(settings: Settings, workdir: Path, gpu: str | None) -> dict:
     env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
-    env.update({
-        "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1",
-        "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-        "COURSE_PROGRESS_FILE": str(workdir / "progress.json"), "NUMBA_CACHE_DIR": str(workdir / "numba-cache"),
-        "COURSE_MODE": settings.mode,
-    })
+    env.update(
+        {
+            "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONIOENCODING": "utf-8",
+            "PYTHONUNBUFFERED": "1",
+            "MPLBACKEND": "Agg",
+            "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "COURSE_PROGRESS_FILE": str(workdir / "progress.json"),
+            "NUMBA_CACHE_DIR": str(workdir / "numba-cache"),
+            "COURSE_MODE": settings.mode,
+        }
+    )
     env.setdefault("MPLCONFIGDIR", str(Path.home() / ".config" / "matplotlib"))
     if settings.mode == "cpu":
         env["NUMBA_ENABLE_CUDASIM"] = "1"
@@ -172,9 +210,21 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None) -> 
     key = secrets.token_bytes(32)
     payload = json.dumps({**job, "key": key.hex(), "results": str(results)}).encode()
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-I", "-u", "-c", _BOOT.format(paths=[str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)])],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            cwd=workdir, env=child_env(settings, workdir, gpu), start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-I",
+            "-u",
+            "-c",
+            _BOOT.format(paths=[str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+        env=child_env(settings, workdir, gpu),
+        start_new_session=True,
+    )
     reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
     reader.start()
     try:
@@ -223,7 +273,11 @@ def _watch(proc, results: Path, key: bytes, settings: Settings, started: float):
                 if msg is not None:
                     phase, since = msg, now
         if phase is not None and phase.get("type") in limits and now - since > limits[phase["type"]]:
-            return None, False, "the code kept running after its time was up (it ignores or swallows the timer) and was stopped"
+            return (
+                None,
+                False,
+                "the code kept running after its time was up (it ignores or swallows the timer) and was stopped",
+            )
 
 
 def _verified(line: bytes, key: bytes):
@@ -261,36 +315,67 @@ def read_results(path: Path, key: bytes) -> tuple[list, int]:
     return good, forged
 
 
-def grade_submission(sub: Submission, nb: CourseNotebook, seeds: dict, settings: Settings, scratch: Path,
-                     gpu: str | None = None) -> dict:
+def grade_submission(
+    sub: Submission, nb: CourseNotebook, seeds: dict, settings: Settings, scratch: Path, gpu: str | None = None
+) -> dict:
     """Everything about one submission as a JSON-able record (see report.py for how it is shown)."""
     started = time.time()
-    record = {"student": sub.student, "notebook": nb.stem, "file": str(sub.path) if sub.path else None,
-              "notes": list(sub.notes), "outcome": "completed", "problem": None, "exercises": [], "cell_errors": [],
-              "tamper": None, "review": [], "output": "", "output_bytes": 0, "runs": [], "skipped_cells": []}
+    record = {
+        "student": sub.student,
+        "notebook": nb.stem,
+        "file": str(sub.path) if sub.path else None,
+        "notes": list(sub.notes),
+        "outcome": "completed",
+        "problem": None,
+        "exercises": [],
+        "cell_errors": [],
+        "tamper": None,
+        "review": [],
+        "output": "",
+        "output_bytes": 0,
+        "runs": [],
+        "skipped_cells": [],
+    }
     by_id = {}
     if sub.path is None:
         record.update(outcome="missing", problem=sub.notes[0] if sub.notes else "not handed in")
-        return _finish(record, nb, by_id, started)
+        return finish(record, nb, by_id, started)
     cells, problem = read_cells(sub.path)
     if problem:
         record.update(outcome="invalid", problem=problem)
-        return _finish(record, nb, by_id, started)
+        return finish(record, nb, by_id, started)
     ccells = code_cells(cells)
     pristine, _ = read_cells(nb.path)
     record["review"] = review_flags(ccells, [src for _, src in code_cells(pristine or [])])
     first_line = {i: (s.strip().splitlines() or [""])[0][:60] for i, s in ccells}
-    job = {"cells": [{"index": i, "source": s} for i, s in ccells], "cell_timeout": settings.cell_timeout,
-           "grade_timeout": settings.grade_timeout,
-           "memory_mb": settings.memory_mb, "skip_cells": [],
-           "exercises": [{"id": e.id, "module": e.module, "name": e.name, "answer": e.answer, "options": e.options,
-                          "seed": seeds[e.id]} for e in nb.exercises]}
+    job = {
+        "cells": [{"index": i, "source": s} for i, s in ccells],
+        "cell_timeout": settings.cell_timeout,
+        "grade_timeout": settings.grade_timeout,
+        "memory_mb": settings.memory_mb,
+        "skip_cells": [],
+        "exercises": [
+            {
+                "id": e.id,
+                "module": e.module,
+                "name": e.name,
+                "answer": e.answer,
+                "options": e.options,
+                "seed": seeds[e.id],
+            }
+            for e in nb.exercises
+        ],
+    }
     skip, exclude, failure = [], [], None
     for run in range(1 + max(settings.retries, 0)):
         workdir = scratch / f"run{run}"
         (workdir / "pictures").mkdir(parents=True, exist_ok=True)
-        attempt = run_child({**job, "skip_cells": skip, "exclude": exclude, "pictures": str(workdir / "pictures")},
-                            workdir, settings, gpu)
+        attempt = run_child(
+            {**job, "skip_cells": skip, "exclude": exclude, "pictures": str(workdir / "pictures")},
+            workdir,
+            settings,
+            gpu,
+        )
         failure = attempt.failure(settings.timeout)
         phase = attempt.last_phase
         where = ""
@@ -298,112 +383,38 @@ def grade_submission(sub: Submission, nb: CourseNotebook, seeds: dict, settings:
             where = f" in cell {phase['cell'] + 1} (`{first_line.get(phase['cell'], '')}`)"
         elif failure and phase.get("type") == "grading":
             where = f" while grading {phase['exercise']}"
-        record["runs"].append({"skip": [c + 1 for c in skip], "exclude": list(exclude), "seconds": round(attempt.seconds, 2),
-                               "returncode": attempt.returncode, "failure": failure and failure + where})
-        _collect(record, attempt, by_id, run, skip, first_line)
+        record["runs"].append(
+            {
+                "skip": [c + 1 for c in skip],
+                "exclude": list(exclude),
+                "seconds": round(attempt.seconds, 2),
+                "returncode": attempt.returncode,
+                "failure": failure and failure + where,
+            }
+        )
+        collect(record, attempt, by_id, run, skip, first_line)
         if run == 0 or not record["output"]:
-            record["output"] = _text(attempt)
+            record["output"] = output_text(attempt)
             record["output_bytes"] = attempt.output_bytes
         if failure is None or record["tamper"] or all(e.id in by_id for e in nb.exercises):
             break
         if phase.get("type") == "grading" and phase["exercise"] not in by_id:
             # The student's code crashed or hung the process while being graded: that exercise
             # gets the error, and the notebook runs again without grading it.
-            by_id[phase["exercise"]] = {"status": "error", "run": run,
-                                        "message": f"grading did not finish: {failure}. The other exercises were graded in a second run."}
+            by_id[phase["exercise"]] = {
+                "status": "error",
+                "run": run,
+                "message": f"grading did not finish: {failure}. The other exercises were graded in a second run.",
+            }
             exclude = [*exclude, phase["exercise"]]
         elif phase.get("type") in ("cell", "between") and phase["cell"] not in skip:
             skip = [*skip, phase["cell"]]
-            record["skipped_cells"].append({"cell": phase["cell"] + 1, "why": failure,
-                                            "first_line": first_line.get(phase["cell"], "")})
+            record["skipped_cells"].append(
+                {"cell": phase["cell"] + 1, "why": failure, "first_line": first_line.get(phase["cell"], "")}
+            )
         else:
             break
     if failure:
         last = record["runs"][-1]["failure"]
         record.update(outcome="timeout" if "longer than" in failure else "crashed", problem=last)
-    return _finish(record, nb, by_id, started)
-
-
-def _collect(record, attempt, by_id, run, skip, first_line):
-    if attempt.forged:
-        record["review"].append(f"{attempt.forged} line(s) in the results file were not written by the grader (forged?)")
-    for m in attempt.lines:
-        kind = m.get("type")
-        if kind == "result" and m.get("exercise"):
-            if run > 0 and m["exercise"] in by_id and by_id[m["exercise"]].get("run", 0) < run:
-                continue  # graded in an earlier, fuller run: that grade stands
-            if run > 0 and skip:
-                skipped = ", ".join(str(c + 1) for c in skip)
-                m["message"] = f"{m.get('message', '')} (graded in a further run without cell {skipped}, which stopped the notebook)"
-            elif run > 0:
-                m["message"] = f"{m.get('message', '')} (graded in a further run)"
-            by_id[m["exercise"]] = {**m, "run": run}
-        elif kind == "cell_error" and run == 0:
-            record["cell_errors"].append({"cell": m["cell"] + 1, "error": m.get("error", ""),
-                                          "first_line": first_line.get(m["cell"], "")})
-        elif kind == "tamper" and record["tamper"] is None:
-            cell = m.get("cell")
-            record["tamper"] = {"cell": None if cell is None else cell + 1, "what": m.get("what", [])}
-
-
-def _text(attempt) -> str:
-    """The output as the student would read it: all of it, or its head and tail around a gap."""
-    n = attempt.output_bytes
-    if n <= TAIL_BYTES:
-        data = attempt.tail
-    elif n <= HEAD_BYTES + TAIL_BYTES:
-        data = attempt.head + attempt.tail[-(n - len(attempt.head)):]
-    else:
-        gap = n - len(attempt.head) - len(attempt.tail)
-        data = attempt.head + f"\n[... {gap:,} bytes of output left out ...]\n".encode() + attempt.tail
-    return data.decode("utf-8", "replace")
-
-
-def _finish(record, nb, by_id, started) -> dict:
-    """One row per course exercise, in notebook order; whatever was not graded says why."""
-    tamper = record["tamper"]
-    for spec in nb.exercises:
-        r = by_id.get(spec.id)
-        if tamper:
-            where = f" in cell {tamper['cell']}" if tamper.get("cell") else ""
-            would = f" Without it the grader's result was: {r['status']}." if r and r.get("status") != "tampering" else ""
-            row = {"status": "tampering", "message": f"no credit: the notebook changed the grading machinery{where} "
-                   f"({'; '.join(tamper['what'])}).{would}", "seed": r.get("seed") if r else None}
-        elif r is not None:
-            row = {k: r.get(k) for k in ("status", "message", "seed", "picture", "graded_from", "metrics", "review")}
-        else:
-            row = {"status": "not_graded", "message": _why_not_graded(record), "seed": None}
-        record["exercises"].append({"exercise": spec.id, **{k: v for k, v in row.items() if v is not None}})
-        if r and r.get("review"):
-            record["review"].append(f"{spec.id}: the answer is {r['review']}")
-        if r and r.get("grader_problem"):
-            record["grader_problem"] = r.get("message")
-    record["seconds"] = round(time.time() - started, 2)
-    return record
-
-
-def _why_not_graded(record) -> str:
-    if record["outcome"] in ("missing", "invalid"):
-        return f"not graded: {record['problem']}."
-    runs = record["runs"]
-    failure = next((r["failure"] for r in runs if r["failure"]), None)
-    if failure:
-        return f"not graded: {failure}, before this exercise could be graded."
-    return "not graded: the grader received no result for this exercise."
-
-
-def copy_pictures(record: dict, dest: Path, scratch: Path) -> None:
-    """Copy each exercise's picture next to the student's feedback; the record keeps the new name.
-    Only files the grader wrote in this submission's scratch folder are copied."""
-    root = scratch.resolve()
-    for row in record["exercises"]:
-        src = row.pop("picture", None)
-        if not src or root not in Path(src).resolve().parents:
-            continue
-        try:
-            dest.mkdir(parents=True, exist_ok=True)
-            target = dest / f"{row['exercise']}.png"
-            shutil.copyfile(src, target)
-            row["picture"] = target.name
-        except OSError:
-            pass
+    return finish(record, nb, by_id, started)

@@ -98,8 +98,12 @@ class Integrity:
             if changed:
                 out.append(f"{cls.__module__}.{cls.__qualname__}.{changed[0]} was changed")
         for fn, code, defaults, kwdefaults, cells in self.functions:
-            if (fn.__code__ is not code or fn.__defaults__ is not defaults or fn.__kwdefaults__ is not kwdefaults
-                    or any(self._cell(c) is not v for c, v in zip(fn.__closure__ or (), cells))):
+            if (
+                fn.__code__ is not code
+                or fn.__defaults__ is not defaults
+                or fn.__kwdefaults__ is not kwdefaults
+                or any(self._cell(c) is not v for c, v in zip(fn.__closure__ or (), cells))
+            ):
                 out.append(f"the code of {fn.__module__}.{fn.__qualname__} was changed")
             if len(out) >= limit:
                 return out

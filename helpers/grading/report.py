@@ -15,11 +15,15 @@ from pathlib import Path
 
 from .._files import atomic_write
 
-STATUS_WORDS = {"passed": "passed", "failed": "failed", "error": "error", "not_attempted": "not attempted",
-                "not_graded": "not graded", "tampering": "tampering"}
+STATUS_WORDS = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "error",
+    "not_attempted": "not attempted",
+    "not_graded": "not graded",
+    "tampering": "tampering",
+}
 MARK = {"passed": "✅", "failed": "❌", "error": "❌", "not_attempted": "⬜", "not_graded": "⚠️", "tampering": "⛔"}
-
-
 
 
 def scored(records: list, max_points: dict) -> list[dict]:
@@ -28,17 +32,38 @@ def scored(records: list, max_points: dict) -> list[dict]:
     for rec in records:
         for ex in rec["exercises"]:
             top = float(max_points.get(ex["exercise"], 1.0))
-            rows.append({"student": rec["student"], "notebook": rec["notebook"], "exercise": ex["exercise"],
-                         "points": top if ex["status"] == "passed" else 0.0, "max_points": top,
-                         "status": ex["status"], "message": ex.get("message", ""), "seed": ex.get("seed"),
-                         "outcome": rec["outcome"], "review": "; ".join(rec.get("review", []))})
+            rows.append(
+                {
+                    "student": rec["student"],
+                    "notebook": rec["notebook"],
+                    "exercise": ex["exercise"],
+                    "points": top if ex["status"] == "passed" else 0.0,
+                    "max_points": top,
+                    "status": ex["status"],
+                    "message": ex.get("message", ""),
+                    "seed": ex.get("seed"),
+                    "outcome": rec["outcome"],
+                    "review": "; ".join(rec.get("review", [])),
+                }
+            )
     return sorted(rows, key=lambda r: (r["student"], r["notebook"]))
 
 
 def write_tables(out: Path, records: list, max_points: dict, manifest: dict) -> list[dict]:
     rows = scored(records, max_points)
     buf = io.StringIO()
-    fields = ["student", "notebook", "exercise", "points", "max_points", "status", "message", "seed", "outcome", "review"]
+    fields = [
+        "student",
+        "notebook",
+        "exercise",
+        "points",
+        "max_points",
+        "status",
+        "message",
+        "seed",
+        "outcome",
+        "review",
+    ]
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     for r in rows:
@@ -54,8 +79,11 @@ def write_tables(out: Path, records: list, max_points: dict, manifest: dict) -> 
         p, m = totals[student]
         buf.write(f"{_csv_cell(student)},{p:g},{m:g}\n")
     atomic_write(out / "totals.csv", buf.getvalue())
-    doc = {"run": manifest, "grades": rows,
-           "submissions": [{k: v for k, v in rec.items() if k not in ("exercises", "output")} for rec in records]}
+    doc = {
+        "run": manifest,
+        "grades": rows,
+        "submissions": [{k: v for k, v in rec.items() if k not in ("exercises", "output")} for rec in records],
+    }
     atomic_write(out / "grades.json", json.dumps(doc, indent=1, default=str))
     return rows
 
@@ -77,7 +105,9 @@ def _md(text) -> str:
 def feedback(records: list, max_points: dict) -> str:
     """One student's feedback page (Markdown), all their notebooks."""
     student = records[0]["student"]
-    total = sum(float(max_points.get(e["exercise"], 1)) for r in records for e in r["exercises"] if e["status"] == "passed")
+    total = sum(
+        float(max_points.get(e["exercise"], 1)) for r in records for e in r["exercises"] if e["status"] == "passed"
+    )
     top = sum(float(max_points.get(e["exercise"], 1)) for r in records for e in r["exercises"])
     out = [f"# Feedback for {_md(student)}", "", f"**Total: {total:g} / {top:g} points**", ""]
     for rec in sorted(records, key=lambda r: r["notebook"]):
@@ -90,7 +120,9 @@ def feedback(records: list, max_points: dict) -> str:
         for e in rec["exercises"]:
             m = float(max_points.get(e["exercise"], 1))
             p = m if e["status"] == "passed" else 0
-            out.append(f"| {MARK.get(e['status'], '')} | {_md(e['exercise'])} | {p:g} / {m:g} | {_md(e.get('message', ''))} |")
+            out.append(
+                f"| {MARK.get(e['status'], '')} | {_md(e['exercise'])} | {p:g} / {m:g} | {_md(e.get('message', ''))} |"
+            )
         out.append("")
         for e in rec["exercises"]:
             extra = []
@@ -101,15 +133,29 @@ def feedback(records: list, max_points: dict) -> str:
             if extra:
                 out += [f"### {_md(e['exercise'])}", "", *extra, ""]
         for s in rec.get("skipped_cells", []):
-            out += [f"- Cell {s['cell']} (`{_code(s['first_line'])}`) {_md(s['why'])}; the notebook was run again without it.", ""]
+            out += [
+                f"- Cell {s['cell']} (`{_code(s['first_line'])}`) {_md(s['why'])}; the notebook was run again "
+                "without it.",
+                "",
+            ]
         if rec.get("cell_errors"):
             out += ["### Cells that failed when the grader ran your notebook", ""]
-            out += [f"- cell {c['cell']} (`{_code(c['first_line'])}`): {_md(c['error'])}" for c in rec["cell_errors"][:20]]
+            out += [
+                f"- cell {c['cell']} (`{_code(c['first_line'])}`): {_md(c['error'])}" for c in rec["cell_errors"][:20]
+            ]
             out.append("")
         if rec.get("output", "").strip():
             tail = rec["output"][-3000:]
-            out += ["<details><summary>The end of your notebook's output</summary>", "", "```text",
-                    tail.replace("```", "'''"), "```", "", "</details>", ""]
+            out += [
+                "<details><summary>The end of your notebook's output</summary>",
+                "",
+                "```text",
+                tail.replace("```", "'''"),
+                "```",
+                "",
+                "</details>",
+                "",
+            ]
     return "\n".join(out)
 
 
@@ -131,14 +177,21 @@ def summary(records: list, max_points: dict, out: Path, seconds: float, warnings
     per_ex = defaultdict(lambda: defaultdict(int))
     for r in rows:
         per_ex[r["exercise"]][r["status"]] += 1
-    lines = ["", f"Graded {len(records)} submission(s) of {len({r['student'] for r in records})} student(s) in {seconds:.1f} s.", ""]
+    lines = [
+        "",
+        f"Graded {len(records)} submission(s) of {len({r['student'] for r in records})} student(s) in {seconds:.1f} s.",
+        "",
+    ]
     cols = ["passed", "failed", "error", "not_attempted", "not_graded", "tampering"]
     width = max([len("exercise"), *(len(k) for k in per_ex)])
     lines.append(f"{'exercise':{width}}  " + "  ".join(f"{STATUS_WORDS[c]:>13}" for c in cols))
     for ex in sorted(per_ex):
         lines.append(f"{ex:{width}}  " + "  ".join(f"{per_ex[ex][c]:>13}" for c in cols))
-    trouble = [rec for rec in records if rec["outcome"] != "completed" or rec.get("tamper")
-               or rec.get("review") or rec.get("skipped_cells")]
+    trouble = [
+        rec
+        for rec in records
+        if rec["outcome"] != "completed" or rec.get("tamper") or rec.get("review") or rec.get("skipped_cells")
+    ]
     if trouble:
         lines += ["", "Look at these:"]
         for rec in trouble:
@@ -175,8 +228,10 @@ class Progress:
         left = elapsed / self.done * (self.total - self.done)
         if self.tty:
             filled = int(30 * self.done / max(self.total, 1))
-            self.stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
-                              f"{elapsed:5.0f} s, ~{left:4.0f} s left  {label[:40]:40}")
+            self.stream.write(
+                f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
+                f"{elapsed:5.0f} s, ~{left:4.0f} s left  {label[:40]:40}"
+            )
             if self.done == self.total:
                 self.stream.write("\n")
         else:

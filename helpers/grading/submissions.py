@@ -125,7 +125,10 @@ def read_cells(path: Path):
     try:
         size = path.stat().st_size
         if size > MAX_NOTEBOOK_BYTES:
-            return None, f"the notebook file is {size >> 20} MB, more than the {MAX_NOTEBOOK_BYTES >> 20} MB the grader reads"
+            return (
+                None,
+                f"the notebook file is {size >> 20} MB, more than the {MAX_NOTEBOOK_BYTES >> 20} MB the grader reads",
+            )
         data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except ValueError as e:
         return None, f"the notebook file is not valid JSON ({e}); it was probably damaged while editing or uploading"

@@ -18,11 +18,16 @@ def _vector_add(a, b, out):
 
 vector_add = KernelExercise(
     prompt="Write a kernel that sets out[i] = a[i] + b[i], one thread per element.",
-    args=(In("a"), In("b"), Out("out")), expect=lambda a, b: a + b, reference=_vector_add,
-    launch=per_element(32), budgets={"global_reads_per_thread": 2},
+    args=(In("a"), In("b"), Out("out")),
+    expect=lambda a, b: a + b,
+    reference=_vector_add,
+    launch=per_element(32),
+    budgets={"global_reads_per_thread": 2},
     mistakes=((lambda a, b: a - b, "that is a - b: add the two inputs."),),
-    hints=("i = cuda.grid(1) gives each thread its own element.",
-           "The last block has threads past the end: wrap the work in `if i < out.size:`."),
+    hints=(
+        "i = cuda.grid(1) gives each thread its own element.",
+        "The last block has threads past the end: wrap the work in `if i < out.size:`.",
+    ),
 )
 
 
@@ -40,10 +45,16 @@ def _saxpy_launch(n):
 
 saxpy = KernelExercise(
     prompt="Write a SAXPY kernel, out[i] = alpha * x[i] + y[i], and a launch(n) returning (blocks, threads).",
-    args=(Scalar("alpha"), In("x"), In("y"), Out("out")), expect=lambda alpha, x, y: alpha * x + y,
-    reference=_saxpy, launch=learner_launch(_saxpy_launch), rtol=1e-5, atol=1e-5,
-    hints=("launch(n) must cover all n elements: round the number of blocks up.",
-           "In the kernel, guard with `if i < x.size:` because the last block may stick out."),
+    args=(Scalar("alpha"), In("x"), In("y"), Out("out")),
+    expect=lambda alpha, x, y: alpha * x + y,
+    reference=_saxpy,
+    launch=learner_launch(_saxpy_launch),
+    rtol=1e-5,
+    atol=1e-5,
+    hints=(
+        "launch(n) must cover all n elements: round the number of blocks up.",
+        "In the kernel, guard with `if i < x.size:` because the last block may stick out.",
+    ),
 )
 
 
@@ -55,11 +66,18 @@ def _square_stride(x, out):
 
 
 square_stride = KernelExercise(
-    prompt=("Write a kernel that sets out[i] = x[i] ** 2 for every element, using a grid-stride loop (the grid is 2 "
-            "blocks of 32 threads, whatever n is)."),
-    args=(In("x"), Out("out")), expect=lambda x: x * x, reference=_square_stride, launch=fixed(2, 32),
-    hints=("Start at cuda.grid(1) and step by cuda.gridsize(1), the number of threads in the whole grid.",
-           "for i in range(cuda.grid(1), x.size, cuda.gridsize(1)): out[i] = x[i] * x[i]"),
+    prompt=(
+        "Write a kernel that sets out[i] = x[i] ** 2 for every element, using a grid-stride loop (the grid is 2 "
+        "blocks of 32 threads, whatever n is)."
+    ),
+    args=(In("x"), Out("out")),
+    expect=lambda x: x * x,
+    reference=_square_stride,
+    launch=fixed(2, 32),
+    hints=(
+        "Start at cuda.grid(1) and step by cuda.gridsize(1), the number of threads in the whole grid.",
+        "for i in range(cuda.grid(1), x.size, cuda.gridsize(1)): out[i] = x[i] * x[i]",
+    ),
 )
 
 BINS = 16
@@ -75,12 +93,19 @@ def _histogram(data, hist):
 histogram = KernelExercise(
     prompt=f"Count how often each value 0..{BINS - 1} occurs in data into hist (hist starts at zero).",
     args=(In("data", "int32", low=0, high=BINS), Acc("hist", "int32", shape=(BINS,))),
-    expect=lambda data: np.bincount(data, minlength=BINS).astype(np.int32), reference=_histogram,
+    expect=lambda data: np.bincount(data, minlength=BINS).astype(np.int32),
+    reference=_histogram,
     launch=per_element(32),
-    mistakes=((lambda data: np.bincount(data[:32], minlength=BINS).astype(np.int32) * -(-data.size // 32),
-               "every block counted only the first block's elements: index with i = cuda.grid(1)."),),
-    hints=("Many threads add to the same bin at the same time.",
-           "hist[data[i]] += 1 is a read, an add and a write: use cuda.atomic.add(hist, data[i], 1)."),
+    mistakes=(
+        (
+            lambda data: np.bincount(data[:32], minlength=BINS).astype(np.int32) * -(-data.size // 32),
+            "every block counted only the first block's elements: index with i = cuda.grid(1).",
+        ),
+    ),
+    hints=(
+        "Many threads add to the same bin at the same time.",
+        "hist[data[i]] += 1 is a read, an add and a write: use cuda.atomic.add(hist, data[i], 1).",
+    ),
 )
 
 
@@ -101,12 +126,20 @@ def _block_sum(a, out):
 
 
 block_sum = KernelExercise(
-    prompt=("Sum each block's 32 elements of a in shared memory (a tree reduction) and write the sum to "
-            "out[blockIdx.x]."),
-    args=(In("a", low=0.0, high=4.0), Out("out", shape="blocks")), reference=_block_sum, launch=per_element(32),
-    expect=lambda a: np.add.reduceat(a, np.arange(0, a.size, 32)).astype(np.float32), rtol=1e-4, atol=1e-5,
-    hints=("Load one element per thread into a shared array, 0.0 for threads past the end.",
-           "Halve the number of active threads each step, and call cuda.syncthreads() after the load and after every step."),
+    prompt=(
+        "Sum each block's 32 elements of a in shared memory (a tree reduction) and write the sum to out[blockIdx.x]."
+    ),
+    args=(In("a", low=0.0, high=4.0), Out("out", shape="blocks")),
+    reference=_block_sum,
+    launch=per_element(32),
+    expect=lambda a: np.add.reduceat(a, np.arange(0, a.size, 32)).astype(np.float32),
+    rtol=1e-4,
+    atol=1e-5,
+    hints=(
+        "Load one element per thread into a shared array, 0.0 for threads past the end.",
+        "Halve the number of active threads each step, and call cuda.syncthreads() after the load and after "
+        "every step.",
+    ),
 )
 
 EXERCISES = register(__name__, globals())

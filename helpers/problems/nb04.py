@@ -8,7 +8,6 @@ correct ceiling-division 2D grid: these exercises are about the kernel, not the 
 
 from __future__ import annotations
 
-
 import numpy as np
 from numba import cuda
 
@@ -43,8 +42,6 @@ def _image_sizes(rng, threads):
 _LAUNCH = grid2d(BLOCK, shape=_shape)
 
 
-
-
 def _gray(n):
     return _shape(n)
 
@@ -68,17 +65,30 @@ def _grayscale_expect(img):
 
 
 grayscale = ImageExercise(
-    prompt=("Write a kernel that converts an RGB image img (rows, cols, 3) to gray: "
-            "out[row, col] = 0.299 * red + 0.587 * green + 0.114 * blue. The launch is 8x8 blocks, one thread per pixel."),
+    prompt=(
+        "Write a kernel that converts an RGB image img (rows, cols, 3) to gray: "
+        "out[row, col] = 0.299 * red + 0.587 * green + 0.114 * blue. The launch is 8x8 blocks, one thread per pixel."
+    ),
     args=(In("img", shape=_rgb, low=0.0, high=1.0), Out("out", shape=_gray)),
-    expect=_grayscale_expect, reference=_grayscale, launch=_LAUNCH, sizes=_image_sizes,
-    mistakes=((lambda img: img.mean(axis=2).astype(np.float32),
-               "that is the plain average of the three channels: weight them 0.299, 0.587 and 0.114."),
-              (lambda img: (img.astype(np.float64) @ np.array([0.114, 0.587, 0.299])).astype(np.float32),
-               "the red and blue weights are swapped: channel 0 is red (0.299), channel 2 is blue (0.114).")),
-    hints=("col, row = cuda.grid(2): x runs along columns, y along rows.",
-           "Guard both dimensions: if row < out.shape[0] and col < out.shape[1]:",
-           "out[row, col] = 0.299 * img[row, col, 0] + 0.587 * img[row, col, 1] + 0.114 * img[row, col, 2]"),
+    expect=_grayscale_expect,
+    reference=_grayscale,
+    launch=_LAUNCH,
+    sizes=_image_sizes,
+    mistakes=(
+        (
+            lambda img: img.mean(axis=2).astype(np.float32),
+            "that is the plain average of the three channels: weight them 0.299, 0.587 and 0.114.",
+        ),
+        (
+            lambda img: (img.astype(np.float64) @ np.array([0.114, 0.587, 0.299])).astype(np.float32),
+            "the red and blue weights are swapped: channel 0 is red (0.299), channel 2 is blue (0.114).",
+        ),
+    ),
+    hints=(
+        "col, row = cuda.grid(2): x runs along columns, y along rows.",
+        "Guard both dimensions: if row < out.shape[0] and col < out.shape[1]:",
+        "out[row, col] = 0.299 * img[row, col, 0] + 0.587 * img[row, col, 1] + 0.114 * img[row, col, 2]",
+    ),
 )
 
 # ----------------------------------------------------------------------------- mirror
@@ -95,11 +105,18 @@ def _mirror(img, out):
 mirror = ImageExercise(
     prompt="Write a kernel that mirrors a gray image left to right: out[row, col] = img[row, cols - 1 - col].",
     args=(In("img", shape=_gray, low=0.0, high=1.0), Out("out", shape=_gray)),
-    expect=lambda img: img[:, ::-1].copy(), reference=_mirror, launch=_LAUNCH, sizes=_image_sizes,
-    mistakes=((lambda img: img.copy(), "that is a copy of the image: read from the mirrored column, cols - 1 - col."),
-              (lambda img: img[::-1, :].copy(), "that flips the image top to bottom: mirror the column index, not the row.")),
-    hints=("The last column is cols - 1, so column col comes from column cols - 1 - col.",
-           "rows, cols = out.shape; guard both, then out[row, col] = img[row, cols - 1 - col]."),
+    expect=lambda img: img[:, ::-1].copy(),
+    reference=_mirror,
+    launch=_LAUNCH,
+    sizes=_image_sizes,
+    mistakes=(
+        (lambda img: img.copy(), "that is a copy of the image: read from the mirrored column, cols - 1 - col."),
+        (lambda img: img[::-1, :].copy(), "that flips the image top to bottom: mirror the column index, not the row."),
+    ),
+    hints=(
+        "The last column is cols - 1, so column col comes from column cols - 1 - col.",
+        "rows, cols = out.shape; guard both, then out[row, col] = img[row, cols - 1 - col].",
+    ),
 )
 
 # ----------------------------------------------------------------------------- blur
@@ -122,7 +139,7 @@ def _blur(img, out):
 def _blur_expect(img):
     padded = np.pad(img.astype(np.float64), 1, mode="edge")
     rows, cols = img.shape
-    total = sum(padded[1 + dr:1 + dr + rows, 1 + dc:1 + dc + cols] for dr in (-1, 0, 1) for dc in (-1, 0, 1))
+    total = sum(padded[1 + dr : 1 + dr + rows, 1 + dc : 1 + dc + cols] for dr in (-1, 0, 1) for dc in (-1, 0, 1))
     return (total / 9.0).astype(np.float32)
 
 
@@ -131,22 +148,36 @@ def _blur_skip_edges(img):
     rows, cols = img.shape
     padded = np.pad(img.astype(np.float64), 1)
     ones = np.pad(np.ones_like(img, dtype=np.float64), 1)
-    total = sum(padded[1 + dr:1 + dr + rows, 1 + dc:1 + dc + cols] for dr in (-1, 0, 1) for dc in (-1, 0, 1))
-    count = sum(ones[1 + dr:1 + dr + rows, 1 + dc:1 + dc + cols] for dr in (-1, 0, 1) for dc in (-1, 0, 1))
+    total = sum(padded[1 + dr : 1 + dr + rows, 1 + dc : 1 + dc + cols] for dr in (-1, 0, 1) for dc in (-1, 0, 1))
+    count = sum(ones[1 + dr : 1 + dr + rows, 1 + dc : 1 + dc + cols] for dr in (-1, 0, 1) for dc in (-1, 0, 1))
     return (total / count).astype(np.float32)
 
 
 blur = ImageExercise(
-    prompt=("Write a 3x3 box blur: out[row, col] is the mean of img over the 3x3 neighbourhood of (row, col). "
-            "At the border, clamp neighbour coordinates to the image (edge pixels repeat)."),
+    prompt=(
+        "Write a 3x3 box blur: out[row, col] is the mean of img over the 3x3 neighbourhood of (row, col). "
+        "At the border, clamp neighbour coordinates to the image (edge pixels repeat)."
+    ),
     args=(In("img", shape=_gray, low=0.0, high=1.0), Out("out", shape=_gray)),
-    expect=_blur_expect, reference=_blur, launch=_LAUNCH, sizes=_image_sizes, rtol=1e-5, atol=1e-6,
-    mistakes=((_blur_skip_edges, "at the border you averaged only the neighbours inside the image; this exercise "
-                                 "clamps instead: r = min(max(row + dr, 0), rows - 1), and always divides by 9."),
-              (lambda img: img.copy(), "out is a copy of img: sum the 3x3 neighbourhood and divide by 9.")),
-    hints=("Two loops, dr and dc in range(-1, 2), add up 9 neighbours; divide by 9.0.",
-           "Neighbours of border pixels fall outside the image: clamp with min(max(row + dr, 0), rows - 1).",
-           "Read only from img and write only out[row, col]: writing into img while neighbours read it is a race."),
+    expect=_blur_expect,
+    reference=_blur,
+    launch=_LAUNCH,
+    sizes=_image_sizes,
+    rtol=1e-5,
+    atol=1e-6,
+    mistakes=(
+        (
+            _blur_skip_edges,
+            "at the border you averaged only the neighbours inside the image; this exercise "
+            "clamps instead: r = min(max(row + dr, 0), rows - 1), and always divides by 9.",
+        ),
+        (lambda img: img.copy(), "out is a copy of img: sum the 3x3 neighbourhood and divide by 9."),
+    ),
+    hints=(
+        "Two loops, dr and dc in range(-1, 2), add up 9 neighbours; divide by 9.0.",
+        "Neighbours of border pixels fall outside the image: clamp with min(max(row + dr, 0), rows - 1).",
+        "Read only from img and write only out[row, col]: writing into img while neighbours read it is a race.",
+    ),
 )
 
 EXERCISES = register(__name__, globals())

@@ -38,15 +38,30 @@ def _stencil(x, out):
 
 
 stencil = KernelExercise(
-    prompt=(f"out[i] = x[i-1] + x[i] + x[i+1] (a missing neighbour counts as 0), blocks of {BLOCK} threads. "
-            "Each thread loads ONE element into a shared tile with a one-element halo on each side, then "
-            "reads its three neighbours from the tile."),
-    args=(In("x"), Out("out")), expect=_stencil_expect, reference=_stencil, launch=per_element(BLOCK),
-    rtol=1e-5, atol=1e-5,
-    budgets={"global_reads_per_thread": (1.5, "load each element into shared memory once and read the neighbours from the tile, not from x.")},
-    hints=(f"tile = cuda.shared.array(HALO_BLOCK, numba.float32) has room for the block's {BLOCK} elements plus one neighbour on each side; thread t stores x[i] in tile[t + 1].",
-           "Thread 0 also loads x[i - 1] into tile[0] and the last thread x[i + 1] into tile[BLOCK + 1] (0.0 past either end of x).",
-           "cuda.syncthreads() after the loads, before anyone reads the tile; the final write needs `if i < n`."),
+    prompt=(
+        f"out[i] = x[i-1] + x[i] + x[i+1] (a missing neighbour counts as 0), blocks of {BLOCK} threads. "
+        "Each thread loads ONE element into a shared tile with a one-element halo on each side, then "
+        "reads its three neighbours from the tile."
+    ),
+    args=(In("x"), Out("out")),
+    expect=_stencil_expect,
+    reference=_stencil,
+    launch=per_element(BLOCK),
+    rtol=1e-5,
+    atol=1e-5,
+    budgets={
+        "global_reads_per_thread": (
+            1.5,
+            "load each element into shared memory once and read the neighbours from the tile, not from x.",
+        )
+    },
+    hints=(
+        f"tile = cuda.shared.array(HALO_BLOCK, numba.float32) has room for the block's {BLOCK} elements plus "
+        "one neighbour on each side; thread t stores x[i] in tile[t + 1].",
+        "Thread 0 also loads x[i - 1] into tile[0] and the last thread x[i + 1] into tile[BLOCK + 1] (0.0 past "
+        "either end of x).",
+        "cuda.syncthreads() after the loads, before anyone reads the tile; the final write needs `if i < n`.",
+    ),
 )
 
 # ----------------------------------------------------------------------------- 2. tiled matmul
@@ -89,17 +104,36 @@ def _n(n):
 
 
 matmul_tiled = KernelExercise(
-    prompt=(f"C = A @ B with A of shape (M, K) and B of shape (K, N), float32, none of them multiples of TILE = {TILE}, "
-            f"through {TILE} x {TILE} tiles in shared memory; blocks of {TILE} x {TILE} threads, one thread per element of C "
-            "(x = column, y = row)."),
-    args=(In("A", shape=lambda n: (n, _k(n))), In("B", shape=lambda n: (_k(n), _n(n))), Out("C", shape=lambda n: (n, _n(n)))),
+    prompt=(
+        f"C = A @ B with A of shape (M, K) and B of shape (K, N), float32, none of them multiples of TILE = {TILE}, "
+        f"through {TILE} x {TILE} tiles in shared memory; blocks of {TILE} x {TILE} threads, one thread per "
+        "element of C "
+        "(x = column, y = row)."
+    ),
+    args=(
+        In("A", shape=lambda n: (n, _k(n))),
+        In("B", shape=lambda n: (_k(n), _n(n))),
+        Out("C", shape=lambda n: (n, _n(n))),
+    ),
     expect=lambda A, B: (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32),
-    reference=_matmul_tiled, launch=grid2d((TILE, TILE), shape=lambda n: (n, _n(n))), sizes=_matmul_sizes, rtol=1e-4, atol=1e-4,
-    budgets={"global_reads_per_thread": (10, "stage TILE x TILE tiles of A and B in shared memory: each thread should read "
-                                             "one element of A and one of B per tile, not a whole row and column.")},
-    hints=("Start from the square version in section 3: M, K = A.shape and N = B.shape[1] replace n.",
-           "Loop t0 over range(0, K, TILE); guard A's load with row < M and t0 + tx < K, B's with t0 + ty < K and col < N (store 0.0 otherwise).",
-           "Two barriers per tile, as before; the final write needs row < M and col < N."),
+    reference=_matmul_tiled,
+    launch=grid2d((TILE, TILE), shape=lambda n: (n, _n(n))),
+    sizes=_matmul_sizes,
+    rtol=1e-4,
+    atol=1e-4,
+    budgets={
+        "global_reads_per_thread": (
+            10,
+            "stage TILE x TILE tiles of A and B in shared memory: each thread should read "
+            "one element of A and one of B per tile, not a whole row and column.",
+        )
+    },
+    hints=(
+        "Start from the square version in section 3: M, K = A.shape and N = B.shape[1] replace n.",
+        "Loop t0 over range(0, K, TILE); guard A's load with row < M and t0 + tx < K, B's with t0 + ty < K and "
+        "col < N (store 0.0 otherwise).",
+        "Two barriers per tile, as before; the final write needs row < M and col < N.",
+    ),
 )
 
 # ----------------------------------------------------------------------------- 3. padded transpose
@@ -135,17 +169,36 @@ def _cols(n):
 
 
 transpose_padded = KernelExercise(
-    prompt=(f"out = inp.T for an (n, n + 13) float32 matrix, through a shared {T_TILE} x {T_TILE} tile: blocks of "
-            f"{T_TILE} x {T_ROWS} threads, each thread moves {T_TILE // T_ROWS} elements. Reads AND writes of global memory "
-            "must be coalesced and the tile free of bank conflicts."),
+    prompt=(
+        f"out = inp.T for an (n, n + 13) float32 matrix, through a shared {T_TILE} x {T_TILE} tile: blocks of "
+        f"{T_TILE} x {T_ROWS} threads, each thread moves {T_TILE // T_ROWS} elements. Reads AND writes of "
+        "global memory "
+        "must be coalesced and the tile free of bank conflicts."
+    ),
     args=(In("inp", shape=lambda n: (n, _cols(n))), Out("out", shape=lambda n: (_cols(n), n))),
-    expect=lambda inp: np.ascontiguousarray(inp.T), reference=_transpose_padded,
-    launch=grid2d((T_TILE, T_ROWS), tile=(T_TILE, T_TILE), shape=lambda n: (n, _cols(n))), sizes=_transpose_sizes,
-    budgets={"coalescing": (0.8, "write `out` along rows too: read the tile column-wise (tile[tx, ty + j]) and write out[y, x] with x running along threadIdx.x."),
-             "bank_ways_max": (1, "a warp reading a tile column hits one bank 32 times: give the tile one extra column, shape (T_TILE, T_TILE + 1).")},
-    hints=("First loop: tile[ty + j, tx] = inp[y, x] for j = 0, T_ROWS, 2*T_ROWS, ... (guard y and x).",
-           "After cuda.syncthreads(), swap the block coordinates: x = blockIdx.y * T_TILE + tx, y = blockIdx.x * T_TILE + ty + j, and write out[y, x] = tile[tx, ty + j].",
-           "Declare the tile with shape (T_TILE, T_PADDED): the extra column moves each row one bank along, so a column is spread over 32 banks."),
+    expect=lambda inp: np.ascontiguousarray(inp.T),
+    reference=_transpose_padded,
+    launch=grid2d((T_TILE, T_ROWS), tile=(T_TILE, T_TILE), shape=lambda n: (n, _cols(n))),
+    sizes=_transpose_sizes,
+    budgets={
+        "coalescing": (
+            0.8,
+            "write `out` along rows too: read the tile column-wise (tile[tx, ty + j]) and write out[y, x] with "
+            "x running along threadIdx.x.",
+        ),
+        "bank_ways_max": (
+            1,
+            "a warp reading a tile column hits one bank 32 times: give the tile one extra column, shape "
+            "(T_TILE, T_TILE + 1).",
+        ),
+    },
+    hints=(
+        "First loop: tile[ty + j, tx] = inp[y, x] for j = 0, T_ROWS, 2*T_ROWS, ... (guard y and x).",
+        "After cuda.syncthreads(), swap the block coordinates: x = blockIdx.y * T_TILE + tx, y = blockIdx.x * "
+        "T_TILE + ty + j, and write out[y, x] = tile[tx, ty + j].",
+        "Declare the tile with shape (T_TILE, T_PADDED): the extra column moves each row one bank along, so a "
+        "column is spread over 32 banks.",
+    ),
 )
 
 EXERCISES = register(__name__, globals())

@@ -30,16 +30,27 @@ def _histogram_shared(data, hist):
 
 
 histogram_shared = KernelExercise(
-    prompt=(f"Count the values 0..{BINS - 1} of data into hist (which starts at zero), blocks of {HIST_THREADS} threads. "
-            "Each block first counts into its own shared-memory histogram, then adds it to hist with one atomic per bin."),
+    prompt=(
+        f"Count the values 0..{BINS - 1} of data into hist (which starts at zero), blocks of {HIST_THREADS} threads. "
+        "Each block first counts into its own shared-memory histogram, then adds it to hist with one atomic per bin."
+    ),
     args=(In("data", "int32", low=0, high=BINS), Acc("hist", "int32", shape=(BINS,))),
-    expect=lambda data: np.bincount(data, minlength=BINS).astype(np.int32), reference=_histogram_shared,
+    expect=lambda data: np.bincount(data, minlength=BINS).astype(np.int32),
+    reference=_histogram_shared,
     launch=per_element(HIST_THREADS),
-    mistakes=((lambda data: np.bincount(data, minlength=BINS).astype(np.int32) * (HIST_THREADS // BINS),
-               "every bin is too large by the same factor: only threads 0..BINS-1 should add the block's counts to hist (one thread per bin)."),),
-    hints=("local = cuda.shared.array(BINS, numba.int32); threads t < BINS set local[t] = 0, then cuda.syncthreads().",
-           "Count with cuda.atomic.add(local, data[i], 1): many threads of the block hit the same bin.",
-           "cuda.syncthreads() again, then threads t < BINS do cuda.atomic.add(hist, t, local[t]): other blocks add to hist too."),
+    mistakes=(
+        (
+            lambda data: np.bincount(data, minlength=BINS).astype(np.int32) * (HIST_THREADS // BINS),
+            "every bin is too large by the same factor: only threads 0..BINS-1 should add the block's counts "
+            "to hist (one thread per bin).",
+        ),
+    ),
+    hints=(
+        "local = cuda.shared.array(BINS, numba.int32); threads t < BINS set local[t] = 0, then cuda.syncthreads().",
+        "Count with cuda.atomic.add(local, data[i], 1): many threads of the block hit the same bin.",
+        "cuda.syncthreads() again, then threads t < BINS do cuda.atomic.add(hist, t, local[t]): other blocks "
+        "add to hist too.",
+    ),
 )
 
 # ----------------------------------------------------------------------------- 2. block sum + atomic
@@ -65,15 +76,29 @@ def _sum_atomic(x, total):
 
 
 sum_atomic = KernelExercise(
-    prompt=(f"Add up all of x into total[0] (which starts at zero) in ONE launch, blocks of {SUM_THREADS} threads: "
-            "a tree reduction in shared memory per block, then thread 0 adds the block's sum with one atomic."),
+    prompt=(
+        f"Add up all of x into total[0] (which starts at zero) in ONE launch, blocks of {SUM_THREADS} threads: "
+        "a tree reduction in shared memory per block, then thread 0 adds the block's sum with one atomic."
+    ),
     args=(In("x", low=0.0, high=1.0), Acc("total", "float32", shape=(1,))),
-    expect=lambda x: np.array([x.astype(np.float64).sum()], dtype=np.float32), reference=_sum_atomic,
-    launch=per_element(SUM_THREADS), rtol=1e-4, atol=1e-4,
-    budgets={"atomics_per_thread": (0.25, "let the block add its values in shared memory first; only thread 0 should do an atomic.")},
-    hints=("Each thread loads one element (0.0 past the end) into buf[t]; cuda.syncthreads().",
-           "Halve s from SUM_THREADS // 2 down to 1: threads t < s do buf[t] += buf[t + s]; the barrier goes after the if, inside the loop.",
-           "Blocks run in any order and at the same time: total[0] += ... loses updates, cuda.atomic.add(total, 0, buf[0]) does not."),
+    expect=lambda x: np.array([x.astype(np.float64).sum()], dtype=np.float32),
+    reference=_sum_atomic,
+    launch=per_element(SUM_THREADS),
+    rtol=1e-4,
+    atol=1e-4,
+    budgets={
+        "atomics_per_thread": (
+            0.25,
+            "let the block add its values in shared memory first; only thread 0 should do an atomic.",
+        )
+    },
+    hints=(
+        "Each thread loads one element (0.0 past the end) into buf[t]; cuda.syncthreads().",
+        "Halve s from SUM_THREADS // 2 down to 1: threads t < s do buf[t] += buf[t + s]; the barrier goes "
+        "after the if, inside the loop.",
+        "Blocks run in any order and at the same time: total[0] += ... loses updates, cuda.atomic.add(total, "
+        "0, buf[0]) does not.",
+    ),
 )
 
 # ----------------------------------------------------------------------------- 3. inclusive scan
@@ -107,15 +132,30 @@ def _scan_sizes(rng, threads):
 
 
 scan = KernelExercise(
-    prompt=(f"Inclusive scan: out[i] = x[0] + x[1] + ... + x[i] for up to {SCAN} int32 elements, ONE block of {SCAN} threads "
-            "(Hillis-Steele: log2(SCAN) steps; in the step with distance d, element t adds element t - d), with two shared buffers."),
+    prompt=(
+        f"Inclusive scan: out[i] = x[0] + x[1] + ... + x[i] for up to {SCAN} int32 elements, ONE block of "
+        f"{SCAN} threads "
+        "(Hillis-Steele: log2(SCAN) steps; in the step with distance d, element t adds element t - d), with "
+        "two shared buffers."
+    ),
     args=(In("x", "int32", low=-9, high=10), Out("out", "int32")),
-    expect=lambda x: np.cumsum(x).astype(np.int32), reference=_scan, launch=fixed(1, SCAN), sizes=_scan_sizes,
-    mistakes=((lambda x: (np.cumsum(x) - x).astype(np.int32),
-               "that is the exclusive scan (each element left out of its own sum): add x[t] itself too."),),
-    hints=("Load x into buffer 0 (0 past the end), then loop d = 1, 2, 4, ... while d < SCAN.",
-           "Each step reads buffer src and writes buffer 1 - src: threads t >= d write buf[src, t] + buf[src, t - d], the others copy buf[src, t].",
-           "One cuda.syncthreads() per step, reached by every thread (outside any if); then src = 1 - src. Without the second buffer, thread t could read element t - d after its owner already overwrote it."),
+    expect=lambda x: np.cumsum(x).astype(np.int32),
+    reference=_scan,
+    launch=fixed(1, SCAN),
+    sizes=_scan_sizes,
+    mistakes=(
+        (
+            lambda x: (np.cumsum(x) - x).astype(np.int32),
+            "that is the exclusive scan (each element left out of its own sum): add x[t] itself too.",
+        ),
+    ),
+    hints=(
+        "Load x into buffer 0 (0 past the end), then loop d = 1, 2, 4, ... while d < SCAN.",
+        "Each step reads buffer src and writes buffer 1 - src: threads t >= d write buf[src, t] + buf[src, t - "
+        "d], the others copy buf[src, t].",
+        "One cuda.syncthreads() per step, reached by every thread (outside any if); then src = 1 - src. "
+        "Without the second buffer, thread t could read element t - d after its owner already overwrote it.",
+    ),
 )
 
 EXERCISES = register(__name__, globals())

@@ -4,28 +4,49 @@ The row-sum exercise has a coalescing budget: one thread per row gives the right
 fails it, which is exactly the lesson.
 """
 
-
 import numba
 import numpy as np
 from numba import cuda
 
-from helpers.exercises import FunctionExercise, In, Ints, KernelExercise, Out, ValueExercise, one_block_per_row, register
+from helpers.exercises import (
+    FunctionExercise,
+    In,
+    Ints,
+    KernelExercise,
+    Out,
+    ValueExercise,
+    one_block_per_row,
+    register,
+)
 
 # ----------------------------------------------------------------------------- 1. sectors
 
 sectors = ValueExercise(
-    prompt=("A warp of 32 threads reads float32 elements: thread i reads x[s * i]. x starts on a 128-byte boundary. "
-            "How many 32-byte sectors does that one warp-wide read touch for s = 1, s = 2 and s = 32? "
-            "Answer with a tuple (sectors for s=1, for s=2, for s=32)."),
+    prompt=(
+        "A warp of 32 threads reads float32 elements: thread i reads x[s * i]. x starts on a 128-byte boundary. "
+        "How many 32-byte sectors does that one warp-wide read touch for s = 1, s = 2 and s = 32? "
+        "Answer with a tuple (sectors for s=1, for s=2, for s=32)."
+    ),
     answer=(4, 8, 32),
-    explanation=("s = 1: 32 x 4 bytes = 128 contiguous bytes = 4 sectors. s = 2: the reads span 256 bytes = 8 sectors, "
-                 "half of every sector wasted. s = 32: every thread lands 128 bytes from the next, one sector each: "
-                 "32 sectors for 128 useful bytes, 1/8 efficiency."),
-    mistakes={(1, 2, 32): "those are 128-byte cache lines, not 32-byte sectors: count 32-byte pieces.",
-              (4, 4, 4): "the bytes wanted are the same, but the sectors touched are not: stride s spreads them over s times the span.",
-              (4, 8, 64): "a thread's 4 bytes fit in one sector, so each thread touches at most one sector: 32 at most."},
-    hints=("Work out the span in bytes between the first and the last address, then divide by 32.",
-           "For s = 32, consecutive threads are 128 bytes apart: no two share a sector."),
+    explanation=(
+        "s = 1: 32 x 4 bytes = 128 contiguous bytes = 4 sectors. s = 2: the reads span 256 bytes = 8 sectors, "
+        "half of every sector wasted. s = 32: every thread lands 128 bytes from the next, one sector each: "
+        "32 sectors for 128 useful bytes, 1/8 efficiency."
+    ),
+    mistakes={
+        (1, 2, 32): "those are 128-byte cache lines, not 32-byte sectors: count 32-byte pieces.",
+        (
+            4,
+            4,
+            4,
+        ): "the bytes wanted are the same, but the sectors touched are not: stride s spreads them over s times "
+        "the span.",
+        (4, 8, 64): "a thread's 4 bytes fit in one sector, so each thread touches at most one sector: 32 at most.",
+    },
+    hints=(
+        "Work out the span in bytes between the first and the last address, then divide by 32.",
+        "For s = 32, consecutive threads are 128 bytes apart: no two share a sector.",
+    ),
 )
 
 # ----------------------------------------------------------------------------- 2. coalesced row sums
@@ -62,17 +83,35 @@ def _row_sum_sizes(rng, threads):
 
 
 row_sums = KernelExercise(
-    prompt=(f"out[r] = sum of row r of A (shape (n, 3n + 5), float32). The launch is one block of {WARP} threads per row. "
-            "Reads must be coalesced: the lanes of the block walk along the row together, then add up their partial sums in shared memory."),
+    prompt=(
+        f"out[r] = sum of row r of A (shape (n, 3n + 5), float32). The launch is one block of {WARP} threads per row. "
+        "Reads must be coalesced: the lanes of the block walk along the row together, then add up their "
+        "partial sums in shared memory."
+    ),
     args=(In("A", shape=lambda n: (n, _cols(n))), Out("out")),
-    expect=lambda A: A.astype(np.float64).sum(axis=1).astype(np.float32), reference=_row_sums,
-    launch=one_block_per_row(WARP), sizes=_row_sum_sizes, rtol=1e-4, atol=1e-4,
-    budgets={"coalescing": (0.75, "lane k should read columns k, k + 32, k + 64, ...: then a warp reads 32 neighbouring floats at once."),
-             "global_reads_per_thread": (4, "one busy thread per row leaves 31 lanes of the warp idle and reads one float per "
-                                            "step: let all 32 lanes walk the row together (columns lane, lane + 32, ...).")},
-    hints=("row = cuda.blockIdx.x, lane = cuda.threadIdx.x; for j in range(lane, A.shape[1], WARP): acc += A[row, j].",
-           "Each lane stores its acc in a shared array of WARP floats; cuda.syncthreads().",
-           "Then the tree reduction from notebook 06 (s = 16, 8, 4, 2, 1, barrier after each step) and lane 0 writes out[row]."),
+    expect=lambda A: A.astype(np.float64).sum(axis=1).astype(np.float32),
+    reference=_row_sums,
+    launch=one_block_per_row(WARP),
+    sizes=_row_sum_sizes,
+    rtol=1e-4,
+    atol=1e-4,
+    budgets={
+        "coalescing": (
+            0.75,
+            "lane k should read columns k, k + 32, k + 64, ...: then a warp reads 32 neighbouring floats at once.",
+        ),
+        "global_reads_per_thread": (
+            4,
+            "one busy thread per row leaves 31 lanes of the warp idle and reads one float per "
+            "step: let all 32 lanes walk the row together (columns lane, lane + 32, ...).",
+        ),
+    },
+    hints=(
+        "row = cuda.blockIdx.x, lane = cuda.threadIdx.x; for j in range(lane, A.shape[1], WARP): acc += A[row, j].",
+        "Each lane stores its acc in a shared array of WARP floats; cuda.syncthreads().",
+        "Then the tree reduction from notebook 06 (s = 16, 8, 4, 2, 1, barrier after each step) and lane 0 "
+        "writes out[row].",
+    ),
 )
 
 # ----------------------------------------------------------------------------- 3. occupancy
@@ -93,26 +132,60 @@ def _blocks_per_sm(threads, regs, smem):
 
 
 occupancy = FunctionExercise(
-    prompt=("Return how many blocks fit on one SM at once (H100-like limits: MAX_THREADS_PER_SM = 2048, MAX_BLOCKS_PER_SM = 32, "
-            "REGISTERS_PER_SM = 65536, SHARED_PER_SM = 228 * 1024 bytes) for blocks of `threads` threads using `regs` registers "
-            "per thread and `smem` bytes of shared memory per block. Threads are allocated in whole warps of 32 and registers per "
-            "warp in multiples of 256."),
+    prompt=(
+        "Return how many blocks fit on one SM at once (H100-like limits: MAX_THREADS_PER_SM = 2048, "
+        "MAX_BLOCKS_PER_SM = 32, "
+        "REGISTERS_PER_SM = 65536, SHARED_PER_SM = 228 * 1024 bytes) for blocks of `threads` threads using "
+        "`regs` registers "
+        "per thread and `smem` bytes of shared memory per block. Threads are allocated in whole warps of 32 "
+        "and registers per "
+        "warp in multiples of 256."
+    ),
     reference=_blocks_per_sm,
-    inputs={"threads": Ints(choices=(32, 64, 96, 128, 192, 256, 384, 512, 640, 768, 1024)), "regs": Ints(16, 255),
-            "smem": Ints(choices=(0, 1024, 4096, 8192, 12288, 16384, 33000, 49152, 100000))},
-    edge_cases=((256, 32, 0), (256, 64, 0), (1024, 32, 0), (128, 40, 16384), (96, 255, 0), (32, 16, 0), (256, 123, 8320)),
-    mistakes=((lambda threads, regs, smem: min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // threads),
-               "that counts threads only: registers and shared memory limit the blocks too, take the minimum of every limit."),
-              (lambda threads, regs, smem: min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // ((threads + 31) // 32 * 32),
-                                              REGISTERS_PER_SM // (threads * regs), SHARED_PER_SM // smem if smem else 32),
-               "registers are handed out per warp in multiples of 256: round regs * 32 up to a multiple of 256 first."),
-              (lambda threads, regs, smem: min(MAX_THREADS_PER_SM // ((threads + 31) // 32 * 32),
-                                              REGISTERS_PER_SM // (((threads + 31) // 32) * ((regs * 32 + 255) // 256 * 256)),
-                                              SHARED_PER_SM // smem if smem else 10**9),
-               "an SM also holds at most MAX_BLOCKS_PER_SM = 32 blocks, however small they are.")),
-    hints=("Work out one limit per resource (threads, registers, shared memory, blocks) and return the smallest.",
-           "warps = (threads + 31) // 32; registers per warp = (regs * 32 + 255) // 256 * 256; the register limit is REGISTERS_PER_SM // (warps * registers per warp).",
-           "With smem == 0 shared memory sets no limit; otherwise SHARED_PER_SM // smem."),
+    inputs={
+        "threads": Ints(choices=(32, 64, 96, 128, 192, 256, 384, 512, 640, 768, 1024)),
+        "regs": Ints(16, 255),
+        "smem": Ints(choices=(0, 1024, 4096, 8192, 12288, 16384, 33000, 49152, 100000)),
+    },
+    edge_cases=(
+        (256, 32, 0),
+        (256, 64, 0),
+        (1024, 32, 0),
+        (128, 40, 16384),
+        (96, 255, 0),
+        (32, 16, 0),
+        (256, 123, 8320),
+    ),
+    mistakes=(
+        (
+            lambda threads, regs, smem: min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // threads),
+            "that counts threads only: registers and shared memory limit the blocks too, take the minimum of "
+            "every limit.",
+        ),
+        (
+            lambda threads, regs, smem: min(
+                MAX_BLOCKS_PER_SM,
+                MAX_THREADS_PER_SM // ((threads + 31) // 32 * 32),
+                REGISTERS_PER_SM // (threads * regs),
+                SHARED_PER_SM // smem if smem else 32,
+            ),
+            "registers are handed out per warp in multiples of 256: round regs * 32 up to a multiple of 256 first.",
+        ),
+        (
+            lambda threads, regs, smem: min(
+                MAX_THREADS_PER_SM // ((threads + 31) // 32 * 32),
+                REGISTERS_PER_SM // (((threads + 31) // 32) * ((regs * 32 + 255) // 256 * 256)),
+                SHARED_PER_SM // smem if smem else 10**9,
+            ),
+            "an SM also holds at most MAX_BLOCKS_PER_SM = 32 blocks, however small they are.",
+        ),
+    ),
+    hints=(
+        "Work out one limit per resource (threads, registers, shared memory, blocks) and return the smallest.",
+        "warps = (threads + 31) // 32; registers per warp = (regs * 32 + 255) // 256 * 256; the register limit "
+        "is REGISTERS_PER_SM // (warps * registers per warp).",
+        "With smem == 0 shared memory sets no limit; otherwise SHARED_PER_SM // smem.",
+    ),
 )
 
 EXERCISES = register(__name__, globals())

@@ -24,12 +24,24 @@ def _matrix(rng):
 
 normalize_rows = ArrayExercise(
     prompt="Write normalize_rows(xp, a): divide each row of the 2-D array a by its Euclidean length (L2 norm).",
-    reference=_normalize_rows, make_inputs=_matrix, rtol=1e-5, atol=1e-6,
-    mistakes=((lambda xp, a: a / xp.sqrt((a * a).sum(axis=0, keepdims=True)),
-               "that divides by the column lengths: sum along axis=1, one value per row."),
-              (lambda xp, a: a / (a * a).sum(axis=1, keepdims=True), "you divided by the squared length: take the square root.")),
-    hints=("(a * a).sum(axis=1) is one number per row; its square root is the row's length.",
-           "Keep that axis with keepdims=True: a (rows, 1) column broadcasts across each row."),
+    reference=_normalize_rows,
+    make_inputs=_matrix,
+    rtol=1e-5,
+    atol=1e-6,
+    mistakes=(
+        (
+            lambda xp, a: a / xp.sqrt((a * a).sum(axis=0, keepdims=True)),
+            "that divides by the column lengths: sum along axis=1, one value per row.",
+        ),
+        (
+            lambda xp, a: a / (a * a).sum(axis=1, keepdims=True),
+            "you divided by the squared length: take the square root.",
+        ),
+    ),
+    hints=(
+        "(a * a).sum(axis=1) is one number per row; its square root is the row's length.",
+        "Keep that axis with keepdims=True: a (rows, 1) column broadcasts across each row.",
+    ),
 )
 
 LEAKY_IN, LEAKY_OUT = "float32 x, float32 alpha", "float32 y"
@@ -47,11 +59,18 @@ def _run_leaky(op, rng):
 
 
 leaky_relu = CudaCExercise(
-    prompt=f'Write the operation of cupy.ElementwiseKernel("{LEAKY_IN}", "{LEAKY_OUT}", operation): y = x if x > 0, else alpha * x.',
-    kind="elementwise", kernel="leaky_relu", in_params=LEAKY_IN, out_params=LEAKY_OUT,
-    reference="y = x > 0 ? x : alpha * x", run_gpu=_run_leaky,
-    hints=("The operation is one C statement about ONE element: x, alpha and y are plain floats, not arrays.",
-           "C's conditional expression: condition ? value_if_true : value_if_false."),
+    prompt=f'Write the operation of cupy.ElementwiseKernel("{LEAKY_IN}", "{LEAKY_OUT}", operation): y = x if x '
+    "> 0, else alpha * x.",
+    kind="elementwise",
+    kernel="leaky_relu",
+    in_params=LEAKY_IN,
+    out_params=LEAKY_OUT,
+    reference="y = x > 0 ? x : alpha * x",
+    run_gpu=_run_leaky,
+    hints=(
+        "The operation is one C statement about ONE element: x, alpha and y are plain floats, not arrays.",
+        "C's conditional expression: condition ? value_if_true : value_if_false.",
+    ),
 )
 
 L2_IN, L2_OUT = "float32 x", "float32 y"
@@ -68,11 +87,18 @@ def _run_l2(answer, rng):
 
 
 l2_norm = CudaCExercise(
-    prompt=f'Give (map_expr, reduce_expr, post_map_expr, identity) for cupy.ReductionKernel("{L2_IN}", "{L2_OUT}", ...) computing the L2 norm sqrt(sum(x*x)).',
-    kind="reduction", kernel="l2_norm", in_params=L2_IN, out_params=L2_OUT,
-    reference=("x * x", "a + b", "y = sqrt(a)", "0"), run_gpu=_run_l2,
-    hints=("map_expr turns one element into the value to combine; reduce_expr combines two partial results named a and b.",
-           "post_map_expr sees the total as a and must assign the output y; the identity of + is 0."),
+    prompt=f'Give (map_expr, reduce_expr, post_map_expr, identity) for cupy.ReductionKernel("{L2_IN}", '
+    f'"{L2_OUT}", ...) computing the L2 norm sqrt(sum(x*x)).',
+    kind="reduction",
+    kernel="l2_norm",
+    in_params=L2_IN,
+    out_params=L2_OUT,
+    reference=("x * x", "a + b", "y = sqrt(a)", "0"),
+    run_gpu=_run_l2,
+    hints=(
+        "map_expr turns one element into the value to combine; reduce_expr combines two partial results named a and b.",
+        "post_map_expr sees the total as a and must assign the output y; the identity of + is 0.",
+    ),
 )
 
 CLAMP_PARAMS = "const float* x, float* y, float lo, float hi, int n"
@@ -99,12 +125,18 @@ def _run_clamp(src, rng):
 
 
 clamp = CudaCExercise(
-    prompt=f"Write the CUDA C source of a RawKernel `clamp({CLAMP_PARAMS})`: y[i] = x[i] limited to [lo, hi], one thread per element.",
-    kind="raw", kernel="clamp", c_params=CLAMP_PARAMS, run_gpu=_run_clamp,
+    prompt=f"Write the CUDA C source of a RawKernel `clamp({CLAMP_PARAMS})`: y[i] = x[i] limited to [lo, hi], "
+    "one thread per element.",
+    kind="raw",
+    kernel="clamp",
+    c_params=CLAMP_PARAMS,
+    run_gpu=_run_clamp,
     reference=_clamp_src,
-    hints=('RawKernel looks the kernel up by name, so declare it extern "C" (no C++ name mangling).',
-           "i = blockIdx.x * blockDim.x + threadIdx.x, then `if (i < n)`: the last block has spare threads.",
-           "fminf(fmaxf(v, lo), hi) clamps a float."),
+    hints=(
+        'RawKernel looks the kernel up by name, so declare it extern "C" (no C++ name mangling).',
+        "i = blockIdx.x * blockDim.x + threadIdx.x, then `if (i < n)`: the last block has spare threads.",
+        "fminf(fmaxf(v, lo), hi) clamps a float.",
+    ),
 )
 
 EXERCISES = register(__name__, globals())

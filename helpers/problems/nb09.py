@@ -13,14 +13,20 @@ from helpers.exercises import FunctionExercise, ValueExercise, register
 from helpers.exercises.libraries import CudaCExercise, gpu_output_with_guard, guard_intact
 
 context_import = ValueExercise(
-    prompt="Which module do you import so that PyCUDA uses the primary context, the one Numba, CuPy and cuda.core use? (a string)",
+    prompt="Which module do you import so that PyCUDA uses the primary context, the one Numba, CuPy and "
+    "cuda.core use? (a string)",
     answer="pycuda.autoprimaryctx",
-    mistakes={"pycuda.autoinit": "autoinit creates a NEW, non-primary context; Numba then refuses to run "
-                                 "(\"Numba cannot operate on non-primary CUDA context\").",
-              "pycuda.driver": "pycuda.driver is the API itself; importing it creates no context at all."},
-    explanation="pycuda.autoprimaryctx retains the device's primary context and makes it current, so every library shares it.",
-    hints=("Two modules create a context on import: one makes a new context, the other retains an existing one.",
-           "The one you want has 'primary' in its name."),
+    mistakes={
+        "pycuda.autoinit": "autoinit creates a NEW, non-primary context; Numba then refuses to run "
+        '("Numba cannot operate on non-primary CUDA context").',
+        "pycuda.driver": "pycuda.driver is the API itself; importing it creates no context at all.",
+    },
+    explanation="pycuda.autoprimaryctx retains the device's primary context and makes it current, so every "
+    "library shares it.",
+    hints=(
+        "Two modules create a context on import: one makes a new context, the other retains an existing one.",
+        "The one you want has 'primary' in its name.",
+    ),
 )
 
 # ----------------------------------------------------------------------------- prepared calls
@@ -52,16 +58,25 @@ def _pointee_char(params):  # mistake: a pointer described by what it points to
 
 
 prepare_format = FunctionExercise(
-    prompt="Write prepare_format(params) that turns a C parameter list such as 'float* out, const float* x, float a, int n' "
-           "into the format string PyCUDA's function.prepare() wants ('PPfi'): P for any pointer, f float, d double, "
-           "i int, I unsigned int, q long long.",
-    reference=_prepare_format, inputs={"params": _Signatures()}, trials=60,
+    prompt="Write prepare_format(params) that turns a C parameter list such as 'float* out, const float* x, "
+    "float a, int n' "
+    "into the format string PyCUDA's function.prepare() wants ('PPfi'): P for any pointer, f float, d double, "
+    "i int, I unsigned int, q long long.",
+    reference=_prepare_format,
+    inputs={"params": _Signatures()},
+    trials=60,
     edge_cases=(("float* out, const float* x, float a, int n",), ("double* y, unsigned int m",)),
-    mistakes=((_pointee_char, "a pointer is passed as an address: every pointer is 'P', whatever it points to."),
-              (lambda params: _prepare_format(params).replace("f", "d"),
-               "a C float is 4 bytes, 'f'; 'd' is an 8-byte double.")),
-    hints=("Split on commas; in each parameter the last word is the name, the rest is the type.",
-           "If the type contains '*', it is 'P'. Otherwise drop 'const' and look the type up in a dict."),
+    mistakes=(
+        (_pointee_char, "a pointer is passed as an address: every pointer is 'P', whatever it points to."),
+        (
+            lambda params: _prepare_format(params).replace("f", "d"),
+            "a C float is 4 bytes, 'f'; 'd' is an 8-byte double.",
+        ),
+    ),
+    hints=(
+        "Split on commas; in each parameter the last word is the name, the rest is the type.",
+        "If the type contains '*', it is 'P'. Otherwise drop 'const' and look the type up in a dict.",
+    ),
 )
 
 # ----------------------------------------------------------------------------- SourceModule
@@ -91,11 +106,16 @@ def _run_axpby(src, rng):
 
 axpby = CudaCExercise(
     prompt=f"Write the source for SourceModule with a kernel axpby({AXPBY_PARAMS}): out[i] = a*x[i] + b*y[i]. "
-           "(SourceModule adds extern \"C\" for you.)",
-    kind="sourcemodule", kernel="axpby", c_params=AXPBY_PARAMS, run_gpu=_run_axpby,
+    '(SourceModule adds extern "C" for you.)',
+    kind="sourcemodule",
+    kernel="axpby",
+    c_params=AXPBY_PARAMS,
+    run_gpu=_run_axpby,
     reference=_axpby_src,
-    hints=("The parameter list is given: copy it exactly, in that order.",
-           "One thread per element: compute i from blockIdx, blockDim and threadIdx, and check i < n."),
+    hints=(
+        "The parameter list is given: copy it exactly, in that order.",
+        "One thread per element: compute i from blockIdx, blockDim and threadIdx, and check i < n.",
+    ),
 )
 
 # ----------------------------------------------------------------------------- ElementwiseKernel
@@ -119,10 +139,15 @@ def _run_lincomb(op, rng):
 
 lincomb = CudaCExercise(
     prompt=f'Write the operation for PyCUDA\'s ElementwiseKernel("{LINCOMB_ARGS}", operation): z = a*x + b*y.',
-    kind="pycuda_elementwise", kernel="lincomb", arguments=LINCOMB_ARGS, reference="z[i] = a * x[i] + b * y[i]",
+    kind="pycuda_elementwise",
+    kernel="lincomb",
+    arguments=LINCOMB_ARGS,
+    reference="z[i] = a * x[i] + b * y[i]",
     run_gpu=_run_lincomb,
-    hints=("Unlike CuPy's ElementwiseKernel, PyCUDA's passes whole arrays: index them with i.",
-           "z[i] = ... ; a and b are plain floats."),
+    hints=(
+        "Unlike CuPy's ElementwiseKernel, PyCUDA's passes whole arrays: index them with i.",
+        "z[i] = ... ; a and b are plain floats.",
+    ),
 )
 
 EXERCISES = register(__name__, globals())

@@ -46,18 +46,31 @@ def _judge_check(fn, rng):
             got = fn((err, None))
         except Exception as e:  # noqa: BLE001 - the learner chooses the exception type
             if err.name not in str(e):
-                return False, f"check raised for {err.name}, good, but its message {str(e)!r} does not name the error: include err.name."
+                return (
+                    False,
+                    f"check raised for {err.name}, good, but its message {str(e)!r} does not name the error: "
+                    "include err.name.",
+                )
             continue
-        return False, f"check(({err.name}, None)) returned {got!r}: an error code must raise an exception, or failures go unnoticed."
+        return (
+            False,
+            f"check(({err.name}, None)) returned {got!r}: an error code must raise an exception, "
+            "or failures go unnoticed.",
+        )
     return True, "returns the values of successful calls and raises, naming the error, on failures."
 
 
 check_result = CallExercise(
-    prompt="Write check(result) for cuda.bindings results: result is (err, *values). Raise an exception naming the error "
-           "(err.name) when int(err) != 0; otherwise return None, the single value, or a tuple of the values.",
-    reference=_check, judge=_judge_check,
-    hints=("err, *values = result splits the tuple.",
-           "Every success code is 0; compare int(err) != 0. Then look at len(values)."),
+    prompt=(
+        "Write check(result) for cuda.bindings results: result is (err, *values). Raise an exception naming the "
+        "error (err.name) when int(err) != 0; otherwise return None, the single value, or a tuple of the values."
+    ),
+    reference=_check,
+    judge=_judge_check,
+    hints=(
+        "err, *values = result splits the tuple.",
+        "Every success code is 0; compare int(err) != 0. Then look at len(values).",
+    ),
 )
 
 # ----------------------------------------------------------------------------- kernel arguments
@@ -78,36 +91,50 @@ def _arrays_in(obj):
 
 
 def _judge_params(fn, rng):
-    args = (np.uint64(0x7F0000000000 + 256 * int(rng.integers(1, 1000))),  # a device pointer, as a number
-            np.float32(rng.uniform(0.5, 3)), np.int32(rng.integers(1, 10**6)), np.float64(rng.uniform(0.5, 3)))
+    args = (
+        np.uint64(0x7F0000000000 + 256 * int(rng.integers(1, 1000))),  # a device pointer, as a number
+        np.float32(rng.uniform(0.5, 3)),
+        np.int32(rng.integers(1, 10**6)),
+        np.float64(rng.uniform(0.5, 3)),
+    )
     out = fn(*args)
     if not (isinstance(out, tuple) and len(out) == 2):
         return False, "return two things: (params, storage) — the address array and the objects that hold the values."
     params, storage = out
     if not isinstance(params, np.ndarray) or params.dtype != np.uint64 or params.shape != (len(args),):
-        return False, f"params must be a NumPy uint64 array with one address per argument ({len(args)}), got {params!r}."
+        return (
+            False,
+            f"params must be a NumPy uint64 array with one address per argument ({len(args)}), got {params!r}.",
+        )
     regions = [(a.ctypes.data, a.ctypes.data + a.nbytes) for a in _arrays_in(storage)]
     for j, (addr, value) in enumerate(zip(params.tolist(), args)):
         size = value.dtype.itemsize
         if not any(lo <= addr and addr + size <= hi for lo, hi in regions):
             if addr == int(value) or np.float64(addr) == np.float64(value):
-                return False, (f"params[{j}] holds the value itself; cuLaunchKernel wants the ADDRESS of memory holding "
-                               "the value (e.g. arr.ctypes.data).")
+                return False, (
+                    f"params[{j}] holds the value itself; cuLaunchKernel wants the ADDRESS of memory holding "
+                    "the value (e.g. arr.ctypes.data)."
+                )
             return False, f"params[{j}] = {addr:#x} does not point into any NumPy array you returned as storage."
         raw = ctypes.string_at(addr, size)
         if raw != value.tobytes():
-            return False, (f"params[{j}] points at bytes {raw.hex()} but argument {j} is {value!r} ({value.dtype}, "
-                           f"bytes {value.tobytes().hex()}): keep each value's own dtype, a float32 is 4 bytes.")
+            return False, (
+                f"params[{j}] points at bytes {raw.hex()} but argument {j} is {value!r} ({value.dtype}, "
+                f"bytes {value.tobytes().hex()}): keep each value's own dtype, a float32 is 4 bytes."
+            )
     return True, "every address points at the argument's own bytes, kept alive by storage."
 
 
 kernel_params = CallExercise(
     prompt="Write kernel_params(*args) for cuLaunchKernel: args are NumPy scalars (a device pointer as np.uint64, "
-           "np.float32, np.int32...). Return (params, storage): params is a uint64 array of the ADDRESSES of the values, "
-           "storage the NumPy arrays holding them (they must outlive the launch).",
-    reference=_kernel_params, judge=_judge_params,
-    hints=("np.array([a], dtype=a.dtype) stores one value in memory you can point to; .ctypes.data is its address.",
-           "params = np.array([s.ctypes.data for s in storage], dtype=np.uint64)"),
+    "np.float32, np.int32...). Return (params, storage): params is a uint64 array of the ADDRESSES of the values, "
+    "storage the NumPy arrays holding them (they must outlive the launch).",
+    reference=_kernel_params,
+    judge=_judge_params,
+    hints=(
+        "np.array([a], dtype=a.dtype) stores one value in memory you can point to; .ctypes.data is its address.",
+        "params = np.array([s.ctypes.data for s in storage], dtype=np.uint64)",
+    ),
 )
 
 # ----------------------------------------------------------------------------- cuda.core Program
@@ -119,7 +146,10 @@ def _to_cubin(src, arch):
     return bytes(Program(src, code_type="c++", options=ProgramOptions(arch=arch)).compile("cubin").code)
 
 
-_probe_src = 'extern "C" __global__ void twice(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }'
+_probe_src = (
+    'extern "C" __global__ void twice(float* x, int n) '
+    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }"
+)
 
 
 def _judge_cubin(fn, rng):
@@ -143,10 +173,13 @@ def _judge_cubin(fn, rng):
 
 to_cubin = CallExercise(
     prompt="Write to_cubin(src, arch) with cuda.core: compile the CUDA C string src for arch (e.g. 'sm_90') and return "
-           "the CUBIN bytes.",
-    reference=_to_cubin, judge=_judge_cubin,
-    hints=("Program(src, code_type='c++', options=ProgramOptions(arch=arch)).compile('cubin') returns an ObjectCode.",
-           "ObjectCode.code holds the bytes."),
+    "the CUBIN bytes.",
+    reference=_to_cubin,
+    judge=_judge_cubin,
+    hints=(
+        "Program(src, code_type='c++', options=ProgramOptions(arch=arch)).compile('cubin') returns an ObjectCode.",
+        "ObjectCode.code holds the bytes.",
+    ),
 )
 
 EXERCISES = register(__name__, globals())

@@ -14,8 +14,13 @@ def _saxpy(a, x, y, out):
 
 saxpy = KernelExercise(
     prompt="Write the Numba version of the course's SAXPY: out[i] = a * x[i] + y[i], one thread per element.",
-    args=(Scalar("a"), In("x"), In("y"), Out("out")), expect=lambda a, x, y: a * x + y, reference=_saxpy,
-    launch=per_element(32), rtol=1e-5, atol=1e-5, budgets={"global_reads_per_thread": 2},
+    args=(Scalar("a"), In("x"), In("y"), Out("out")),
+    expect=lambda a, x, y: a * x + y,
+    reference=_saxpy,
+    launch=per_element(32),
+    rtol=1e-5,
+    atol=1e-5,
+    budgets={"global_reads_per_thread": 2},
     hints=("i = cuda.grid(1); the last block sticks out past the end.", "if i < out.size: out[i] = a * x[i] + y[i]"),
 )
 
@@ -26,8 +31,13 @@ class FakeDeviceArray:
     """Carries only a __cuda_array_interface__ dict, like any CUDA array seen from outside."""
 
     def __init__(self, shape, typestr, strides):
-        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": strides,
-                                         "data": (0x7F0000000000, False), "version": 3}
+        self.__cuda_array_interface__ = {
+            "shape": shape,
+            "typestr": typestr,
+            "strides": strides,
+            "data": (0x7F0000000000, False),
+            "version": 3,
+        }
 
     def __repr__(self):
         cai = self.__cuda_array_interface__
@@ -78,30 +88,44 @@ class _Arrays:
 
 layout = FunctionExercise(
     prompt="Write layout(obj) that reads obj.__cuda_array_interface__ and returns 'C' (row-major, packed), 'F' "
-           "(column-major, packed) or 'strided' (anything else, e.g. every other column). Strides are in bytes; "
-           "strides None means C-contiguous.",
-    reference=_layout, inputs={"obj": _Arrays()}, trials=80,
-    mistakes=((lambda obj: "strided" if obj.__cuda_array_interface__["strides"] is None else _layout(obj),
-               "strides None is the interface's shorthand for C-contiguous."),),
-    hints=("A packed C array's last stride is the itemsize (int(typestr[2:])), and each stride before it is the next "
-           "stride times the next extent.", "For 'F' check the same from the first dimension instead of the last."),
+    "(column-major, packed) or 'strided' (anything else, e.g. every other column). Strides are in bytes; "
+    "strides None means C-contiguous.",
+    reference=_layout,
+    inputs={"obj": _Arrays()},
+    trials=80,
+    mistakes=(
+        (
+            lambda obj: "strided" if obj.__cuda_array_interface__["strides"] is None else _layout(obj),
+            "strides None is the interface's shorthand for C-contiguous.",
+        ),
+    ),
+    hints=(
+        "A packed C array's last stride is the itemsize (int(typestr[2:])), and each stride before it is the next "
+        "stride times the next extent.",
+        "For 'F' check the same from the first dimension instead of the last.",
+    ),
 )
 
 zero_copy = ValueExercise(
     prompt="d = cuda.to_device(np.zeros(4, np.float32)); c = cupy.asarray(d); c[0] = 7. What is d.copy_to_host()[0]?",
-    answer=7.0, tolerance=0.0,
-    mistakes={0.0: "cupy.asarray of an object with __cuda_array_interface__ makes a zero-copy view: c and d share memory."},
+    answer=7.0,
+    tolerance=0.0,
+    mistakes={
+        0.0: "cupy.asarray of an object with __cuda_array_interface__ makes a zero-copy view: c and d share memory."
+    },
     explanation="cupy.asarray reads d.__cuda_array_interface__ and wraps the same device pointer; nothing is copied.",
     hints=("Does cupy.asarray copy device memory it can already address?",),
 )
 
 choose_tool = ValueExercise(
     prompt="You have an existing .cu file of CUDA C kernels and want NumPy-like arrays, reductions and FFTs around "
-           "them with the least code. Which library: 'numba', 'cupy', 'pycuda' or 'cuda.core'?",
+    "them with the least code. Which library: 'numba', 'cupy', 'pycuda' or 'cuda.core'?",
     answer="cupy",
-    mistakes={"numba": "Numba compiles Python kernels; your kernels are CUDA C already.",
-              "pycuda": "PyCUDA runs CUDA C, but its array library is small: no FFTs, few reductions.",
-              "cuda.core": "cuda.core compiles and launches CUDA C, but it has no array library at all."},
+    mistakes={
+        "numba": "Numba compiles Python kernels; your kernels are CUDA C already.",
+        "pycuda": "PyCUDA runs CUDA C, but its array library is small: no FFTs, few reductions.",
+        "cuda.core": "cuda.core compiles and launches CUDA C, but it has no array library at all.",
+    },
     explanation="cupy.RawModule loads the .cu source and CuPy's NumPy-compatible arrays do the rest.",
     hints=("Which library has both RawModule and a NumPy-compatible array type?",),
 )

@@ -12,7 +12,9 @@ One job per module, in the order a traced launch uses them:
 - ``instrument``  copies of the learner's functions whose globals see the fake module
 - ``runner``      the scheduler (blocks, threads, barriers) and ``trace()`` itself
 - ``result``      ``Trace``: what one launch did
-- ``verdicts``    races, out-of-bounds and other mistakes, from the log
+- ``verdicts``    out-of-bounds, uninitialised shared reads, divergent barriers, unwritten outputs
+- ``races``       two threads (or blocks) on one element with nothing ordering them
+- ``findings``    ``Verdict``, and how verdict sentences name threads, lines and elements
 - ``metrics``     accesses per thread, coalescing, bank conflicts
 - ``pictures``    matplotlib pictures of a trace
 """

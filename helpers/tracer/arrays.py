@@ -19,8 +19,7 @@ class TracedArray:
     recorded), so the kernel keeps running and we can report every mistake at once.
     """
 
-    __slots__ = ("_data", "_map", "_aid", "_rec", "_record", "_n0", "_n1",
-                 "shape", "size", "ndim", "dtype", "_fullmap")
+    __slots__ = ("_data", "_map", "_aid", "_rec", "_record", "_n0", "_n1", "shape", "size", "ndim", "dtype", "_fullmap")
 
     def __init__(self, data, aid, rec, record=True, index_map=None):
         self._data = data
@@ -43,8 +42,13 @@ class TracedArray:
                 flat = idx
             else:
                 return self._out_of_bounds((idx,), READ, _getframe(1))
-        elif (idx.__class__ is tuple and self.ndim == 2 and len(idx) == 2
-              and idx[0].__class__ in _INTS and idx[1].__class__ in _INTS):
+        elif (
+            idx.__class__ is tuple
+            and self.ndim == 2
+            and len(idx) == 2
+            and idx[0].__class__ in _INTS
+            and idx[1].__class__ in _INTS
+        ):
             i, j = idx
             if 0 <= i < self._n0 and 0 <= j < self._n1:
                 flat = i * self._n1 + j
@@ -72,8 +76,13 @@ class TracedArray:
                 flat = idx
             else:
                 return self._out_of_bounds((idx,), WRITE, _getframe(1))
-        elif (idx.__class__ is tuple and self.ndim == 2 and len(idx) == 2
-              and idx[0].__class__ in _INTS and idx[1].__class__ in _INTS):
+        elif (
+            idx.__class__ is tuple
+            and self.ndim == 2
+            and len(idx) == 2
+            and idx[0].__class__ in _INTS
+            and idx[1].__class__ in _INTS
+        ):
             i, j = idx
             if 0 <= i < self._n0 and 0 <= j < self._n1:
                 flat = i * self._n1 + j
@@ -82,8 +91,7 @@ class TracedArray:
         else:
             flat = self._locate(idx)
             if flat is None:
-                raise TypeError("cannot assign to a slice of an array inside a kernel; "
-                                "write one element at a time")
+                raise TypeError("cannot assign to a slice of an array inside a kernel; write one element at a time")
             if flat < 0:
                 return self._out_of_bounds(idx, WRITE, _getframe(1))
         if self._record:
@@ -101,14 +109,16 @@ class TracedArray:
         if not isinstance(idx, tuple):
             idx = (idx,)
         if len(idx) > self.ndim:
-            raise IndexError(f"too many indices: the array has {self.ndim} dimension(s) "
-                             f"but was indexed with {len(idx)}")
+            raise IndexError(
+                f"too many indices: the array has {self.ndim} dimension(s) but was indexed with {len(idx)}"
+            )
         for i in idx:
             if not isinstance(i, numbers.Integral):
                 if isinstance(i, slice) or i is Ellipsis:
                     return None
-                raise TypeError(f"array indices must be integers, not {type(i).__name__} "
-                                f"({i!r}); use int(...) or // for the index")
+                raise TypeError(
+                    f"array indices must be integers, not {type(i).__name__} ({i!r}); use int(...) or // for the index"
+                )
         if len(idx) < self.ndim:
             return None
         flat = 0
@@ -136,8 +146,7 @@ class TracedArray:
         try:
             data, index_map = self._data[idx], base[idx]
         except IndexError:
-            raise IndexError(f"index {idx!r} is out of bounds for an array of shape "
-                             f"{self.shape}") from None
+            raise IndexError(f"index {idx!r} is out of bounds for an array of shape {self.shape}") from None
         return TracedArray(data, self._aid, self._rec, self._record, index_map)
 
     # -- the rest of the array interface a kernel may use ------------------------------------
@@ -181,5 +190,3 @@ def element_op(ary, idx, frame, op):
     old = data[idx]
     data[idx] = op(old)
     return old
-
-

@@ -16,21 +16,29 @@ from .records import ArrayInfo, Dim3
 _getframe = sys._getframe
 
 _UNSUPPORTED = {
-    "shfl_sync": "warp shuffles", "shfl_up_sync": "warp shuffles",
-    "shfl_down_sync": "warp shuffles", "shfl_xor_sync": "warp shuffles",
-    "all_sync": "warp vote functions", "any_sync": "warp vote functions",
-    "eq_sync": "warp vote functions", "ballot_sync": "warp vote functions",
-    "match_any_sync": "warp match functions", "match_all_sync": "warp match functions",
-    "syncwarp": "warp-level synchronisation", "activemask": "warp masks",
-    "lanemask_lt": "warp masks", "cg": "cooperative groups", "grid_group": "cooperative groups",
-    "this_grid": "cooperative groups", "fp16": "half-precision intrinsics",
+    "shfl_sync": "warp shuffles",
+    "shfl_up_sync": "warp shuffles",
+    "shfl_down_sync": "warp shuffles",
+    "shfl_xor_sync": "warp shuffles",
+    "all_sync": "warp vote functions",
+    "any_sync": "warp vote functions",
+    "eq_sync": "warp vote functions",
+    "ballot_sync": "warp vote functions",
+    "match_any_sync": "warp match functions",
+    "match_all_sync": "warp match functions",
+    "syncwarp": "warp-level synchronisation",
+    "activemask": "warp masks",
+    "lanemask_lt": "warp masks",
+    "cg": "cooperative groups",
+    "grid_group": "cooperative groups",
+    "this_grid": "cooperative groups",
+    "fp16": "half-precision intrinsics",
 }
 
 
 def _unsupported(what, why=None):
     kind = f" ({why})" if why else ""
-    return UnsupportedByTracer(
-        f"{what}{kind} is not supported by the CPU tracer; run this kernel on a GPU to test it.")
+    return UnsupportedByTracer(f"{what}{kind} is not supported by the CPU tracer; run this kernel on a GPU to test it.")
 
 
 def _dim_or_attr(attr):
@@ -63,8 +71,9 @@ class _FakeShared:
             if aid is None:
                 var = _assigned_name(f, "shared")
                 name = f"shared {var} (line {f.f_lineno})"
-                aid = rec.sites[site] = rec.add_array(ArrayInfo(
-                    name, "shared", data.shape, data.dtype, data.strides, None, f.f_lineno, var))
+                aid = rec.sites[site] = rec.add_array(
+                    ArrayInfo(name, "shared", data.shape, data.dtype, data.strides, None, f.f_lineno, var)
+                )
             arr = rec.block_shared[site] = TracedArray(data, aid, rec)
         return arr
 
@@ -83,8 +92,9 @@ class _FakeLocal:
         if aid is None:
             var = _assigned_name(f, "local")
             name = f"local {var} (line {f.f_lineno})"
-            aid = rec.sites[site] = rec.add_array(ArrayInfo(
-                name, "local", data.shape, data.dtype, data.strides, None, f.f_lineno, var))
+            aid = rec.sites[site] = rec.add_array(
+                ArrayInfo(name, "local", data.shape, data.dtype, data.strides, None, f.f_lineno, var)
+            )
         return TracedArray(data, aid, rec, record=False)
 
 
@@ -103,8 +113,9 @@ class _FakeConst:
         if aid is None:
             var = _assigned_name(f, "const")
             name = f"const {var} (line {f.f_lineno})"
-            aid = rec.sites[site] = rec.add_array(ArrayInfo(
-                name, "const", data.shape, data.dtype, data.strides, None, f.f_lineno, var))
+            aid = rec.sites[site] = rec.add_array(
+                ArrayInfo(name, "const", data.shape, data.dtype, data.strides, None, f.f_lineno, var)
+            )
         return TracedArray(data, aid, rec, record=False)
 
 
@@ -138,8 +149,7 @@ class _FakeAtomic:
 
     def compare_and_swap(self, ary, old, val):
         expected = old
-        return element_op(ary, (0,) * ary.ndim, _getframe(1),
-                           lambda cur: val if cur == expected else cur)
+        return element_op(ary, (0,) * ary.ndim, _getframe(1), lambda cur: val if cur == expected else cur)
 
     def and_(self, ary, idx, val):
         return element_op(ary, idx, _getframe(1), lambda old: old & val)
@@ -154,8 +164,7 @@ class _FakeAtomic:
         return element_op(ary, idx, _getframe(1), lambda old: 0 if old >= val else old + 1)
 
     def dec(self, ary, idx, val):
-        return element_op(ary, idx, _getframe(1),
-                           lambda old: val if (old == 0 or old > val) else old - 1)
+        return element_op(ary, idx, _getframe(1), lambda old: val if (old == 0 or old > val) else old - 1)
 
     def __getattr__(self, name):
         raise _unsupported(f"cuda.atomic.{name}")
@@ -290,5 +299,3 @@ def _assigned_name(frame, space):
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno, frame.f_globals)
     m = _ASSIGN.match(line)
     return m.group(1) if m else "array"
-
-

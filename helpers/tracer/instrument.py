@@ -40,8 +40,7 @@ class Instrumenter:
         closure = func.__closure__
         if closure:
             closure = tuple(pytypes.CellType(self._replacement(_cell_value(c))) for c in closure)
-        new = pytypes.FunctionType(func.__code__, new_globals, func.__name__,
-                                   func.__defaults__, closure)
+        new = pytypes.FunctionType(func.__code__, new_globals, func.__name__, func.__defaults__, closure)
         new.__kwdefaults__ = func.__kwdefaults__
         self.functions[key] = new  # before recursing: device functions may be recursive
         names = set()
@@ -72,5 +71,3 @@ def _cell_value(cell):
         return cell.cell_contents
     except ValueError:  # empty cell
         return None
-
-

@@ -4,8 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .findings import group_ids
 from .records import ATOMIC, READ, WRITE
-from .verdicts import group_ids
 
 
 @dataclass
@@ -36,13 +36,17 @@ class Metrics:
             f"{self.shared_writes[1]}, atomics {self.atomics[0]:.1f} / {self.atomics[1]}",
         ]
         if self.warp_accesses:
-            lines.append(f"coalescing: {self.coalescing:.0%} ({self.ideal_sectors} sectors "
-                         f"needed, {self.sectors} touched, {self.warp_accesses} warp-wide "
-                         f"global accesses)")
+            lines.append(
+                f"coalescing: {self.coalescing:.0%} ({self.ideal_sectors} sectors "
+                f"needed, {self.sectors} touched, {self.warp_accesses} warp-wide "
+                f"global accesses)"
+            )
         if self.shared_warp_accesses:
-            lines.append(f"shared-memory bank conflicts: {self.bank_conflicted} of "
-                         f"{self.shared_warp_accesses} warp-wide accesses (worst: "
-                         f"{self.bank_ways_max}-way)")
+            lines.append(
+                f"shared-memory bank conflicts: {self.bank_conflicted} of "
+                f"{self.shared_warp_accesses} warp-wide accesses (worst: "
+                f"{self.bank_ways_max}-way)"
+            )
         lines.append(f"idle threads (touched no memory): {self.idle_threads} of {self.threads}")
         return "\n".join(lines)
 
@@ -74,8 +78,7 @@ def warp_groups(t, space):
     occ_sorted = np.arange(len(order)) - np.repeat(starts, counts)
     occ = np.empty(len(rows), np.int64)
     occ[order] = occ_sorted
-    wid, nw = group_ids(a.block[rows], a.warp[rows], a.loc[rows], a.epoch[rows],
-                         a.array[rows], a.kind[rows], occ)
+    wid, nw = group_ids(a.block[rows], a.warp[rows], a.loc[rows], a.epoch[rows], a.array[rows], a.kind[rows], occ)
     address = np.zeros(len(rows), np.int64)
     for aid in np.unique(a.array[rows]):
         info = t.arrays[aid]
@@ -160,8 +163,10 @@ def compute_metrics(t):
 
 
 def summarize(t):
-    head = (f"{t.kernel_name}: {t.nblocks} block(s) x {t.threads_per_block} threads, "
-            f"{len(t.accesses)} memory accesses traced.")
+    head = (
+        f"{t.kernel_name}: {t.nblocks} block(s) x {t.threads_per_block} threads, "
+        f"{len(t.accesses)} memory accesses traced."
+    )
     if t.verdicts:
         body = "\n".join(f"- {v.message}" for v in t.verdicts)
     else:

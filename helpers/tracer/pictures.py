@@ -4,7 +4,6 @@ Every function returns a matplotlib Figure (already closed with pyplot, so Jupyt
 exactly once when it is a cell's last value; `fig.savefig("x.png")` works too).
 """
 
-
 import numpy as np
 
 from .._style import OTHER_BLOCK, PROBLEM, UNTOUCHED, finish, pyplot
@@ -12,11 +11,9 @@ from ..errors import LearnerError
 from .metrics import warp_groups
 from .records import ATOMIC, READ, WRITE
 
-
 __all__ = ["draw_accesses", "draw_coalescing", "draw_banks"]
 
 MAX_TEXT_CELLS = 600  # above this, cells are too small to carry thread numbers
-
 
 
 def _thread_colours(n):
@@ -112,17 +109,26 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
             row, col = divmod(idx, ncols)
             y = row - r0
             c = cell.get(idx)
-            face = (colours[c["tid"]] if c else OTHER_BLOCK if idx in others else UNTOUCHED)
-            edge, lw = ((PROBLEM, 2.5) if c and c["bad"] else ("#555555", 0.6))
-            ax.add_patch(Rectangle((col, y), 1, 1, facecolor=face, edgecolor=edge, linewidth=lw,
-                                   zorder=3 if edge == PROBLEM else 2))
+            face = colours[c["tid"]] if c else OTHER_BLOCK if idx in others else UNTOUCHED
+            edge, lw = (PROBLEM, 2.5) if c and c["bad"] else ("#555555", 0.6)
+            ax.add_patch(
+                Rectangle(
+                    (col, y), 1, 1, facecolor=face, edgecolor=edge, linewidth=lw, zorder=3 if edge == PROBLEM else 2
+                )
+            )
             if c and show_text:
-                mark = "".join(m for m, kd in (("R", READ), ("W", WRITE), ("A", ATOMIC))
-                               if kd in c["kinds"])
+                mark = "".join(m for m, kd in (("R", READ), ("W", WRITE), ("A", ATOMIC)) if kd in c["kinds"])
                 more = "+" if len(c["threads"]) > 1 else ""
-                ax.text(col + 0.5, y + 0.5, f"{c['tid']}{more}\n{mark}", ha="center",
-                        va="center", fontsize=7, zorder=4,
-                        fontweight="bold" if c["bad"] else "normal")
+                ax.text(
+                    col + 0.5,
+                    y + 0.5,
+                    f"{c['tid']}{more}\n{mark}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    zorder=4,
+                    fontweight="bold" if c["bad"] else "normal",
+                )
         ax.set_xlim(0, widest)
         ax.set_ylim(r1 - r0, 0)
         ax.set_aspect("equal")
@@ -142,13 +148,17 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
             title += f"\nout of bounds in this block: {shown}" + (" …" if len(oob) > 4 else "")
         ax.set_title(title, fontsize=9, loc="left", color=PROBLEM if oob else "black")
 
-    fig.suptitle(f"{t.kernel_name}: which thread of block {_block_label(t, block)} touched "
-                 f"which element\nnumber = thread (linear id in the block; + = several "
-                 f"threads), R read, W write, A atomic", fontsize=10)
-    legend = [Patch(facecolor=UNTOUCHED, edgecolor="#555555", label="not touched"),
-              Patch(facecolor=OTHER_BLOCK, edgecolor="#555555", label="other blocks only"),
-              Patch(facecolor="white", edgecolor=PROBLEM, linewidth=2.5,
-                    label="problem (see t.summary())")]
+    fig.suptitle(
+        f"{t.kernel_name}: which thread of block {_block_label(t, block)} touched "
+        f"which element\nnumber = thread (linear id in the block; + = several "
+        f"threads), R read, W write, A atomic",
+        fontsize=10,
+    )
+    legend = [
+        Patch(facecolor=UNTOUCHED, edgecolor="#555555", label="not touched"),
+        Patch(facecolor=OTHER_BLOCK, edgecolor="#555555", label="other blocks only"),
+        Patch(facecolor="white", edgecolor=PROBLEM, linewidth=2.5, label="problem (see t.summary())"),
+    ]
     fig.legend(handles=legend, loc="lower center", ncol=3, fontsize=8, frameon=False)
     top = 1 - 0.75 / fig.get_figheight()
     fig.tight_layout(rect=(0, 0.4 / fig.get_figheight(), 1, top), h_pad=1.5)
@@ -197,8 +207,9 @@ def draw_coalescing(t, array=None, block=0, warp=0, limit=6):
 
     groups, total = _warp_selection(t, "global", array, block, warp, limit)
     if not groups:
-        raise LearnerError(f"Warp {warp} of block {block} made no global-memory accesses"
-                           + (f" to {array}" if array else "") + ".")
+        raise LearnerError(
+            f"Warp {warp} of block {block} made no global-memory accesses" + (f" to {array}" if array else "") + "."
+        )
     fig = plt.figure(figsize=(13, 1.9 * len(groups) + 0.8))
     a = t.accesses
     for k, (rows, addr) in enumerate(groups):
@@ -212,8 +223,7 @@ def draw_coalescing(t, array=None, block=0, warp=0, limit=6):
         for s in shown:
             x = slot[s] * 36
             ax.add_patch(Rectangle((x, 0), 32, 1, facecolor="#c6dbef", edgecolor="#08519c"))
-            ax.text(x + 16, -0.25, f"bytes {s * 32}–{s * 32 + 31}", ha="center", va="top",
-                    fontsize=6)
+            ax.text(x + 16, -0.25, f"bytes {s * 32}–{s * 32 + 31}", ha="center", va="top", fontsize=6)
             if slot[s] and sectors[slot[s] - 1] != s - 1:
                 ax.text(x - 2, 0.5, "//", ha="center", va="center", fontsize=9, color="#555555")
         lanes = a.thread[rows] % 32
@@ -222,22 +232,29 @@ def draw_coalescing(t, array=None, block=0, warp=0, limit=6):
             if s not in slot or slot[s] >= len(shown):
                 continue
             x = slot[s] * 36 + ad % 32
-            ax.add_patch(Rectangle((x, 0.15), min(size, 32 - ad % 32), 0.7,
-                                   facecolor="#fd8d3c", edgecolor="black", linewidth=0.4))
-            ax.text(x + size / 2, 0.5, str(lane), ha="center", va="center", fontsize=5,
-                    rotation=90)
+            ax.add_patch(
+                Rectangle(
+                    (x, 0.15), min(size, 32 - ad % 32), 0.7, facecolor="#fd8d3c", edgecolor="black", linewidth=0.4
+                )
+            )
+            ax.text(x + size / 2, 0.5, str(lane), ha="center", va="center", fontsize=5, rotation=90)
         eff = needed / len(sectors)
-        ax.set_title(f"{title}: {len(np.unique(lanes))} lanes touched {len(sectors)} sector(s), "
-                     f"{needed} would do ({eff:.0%})"
-                     + ("" if len(sectors) <= len(shown) else f" — first {len(shown)} shown"),
-                     fontsize=9, loc="left", color="black" if eff >= 0.5 else PROBLEM)
+        ax.set_title(
+            f"{title}: {len(np.unique(lanes))} lanes touched {len(sectors)} sector(s), "
+            f"{needed} would do ({eff:.0%})" + ("" if len(sectors) <= len(shown) else f" — first {len(shown)} shown"),
+            fontsize=9,
+            loc="left",
+            color="black" if eff >= 0.5 else PROBLEM,
+        )
         ax.set_xlim(-4, max(len(shown), 8) * 36)
         ax.set_ylim(-0.7, 1.2)
         ax.axis("off")
     more = f" (first {len(groups)} of {total} accesses)" if total > len(groups) else ""
-    fig.suptitle(f"{t.kernel_name}: memory sectors (32 bytes) touched by warp {warp} of block "
-                 f"{_block_label(t, block)}{more}; orange = a lane's element, number = lane",
-                 fontsize=10)
+    fig.suptitle(
+        f"{t.kernel_name}: memory sectors (32 bytes) touched by warp {warp} of block "
+        f"{_block_label(t, block)}{more}; orange = a lane's element, number = lane",
+        fontsize=10,
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return finish(fig)
 
@@ -254,8 +271,9 @@ def draw_banks(t, array=None, block=0, warp=0, limit=6):
 
     groups, total = _warp_selection(t, "shared", array, block, warp, limit)
     if not groups:
-        raise LearnerError(f"Warp {warp} of block {block} made no shared-memory accesses"
-                           + (f" to {array}" if array else "") + ".")
+        raise LearnerError(
+            f"Warp {warp} of block {block} made no shared-memory accesses" + (f" to {array}" if array else "") + "."
+        )
     a = t.accesses
     panels = []
     for rows, addr in groups:
@@ -275,8 +293,7 @@ def draw_banks(t, array=None, block=0, warp=0, limit=6):
             words = sorted(per_bank.get(bank, {}).items())
             for level, (word, lanes) in enumerate(words):
                 colour = "#9ecae1" if level == 0 else PROBLEM
-                ax.add_patch(Rectangle((bank, level), 1, 1, facecolor=colour,
-                                       edgecolor="black", linewidth=0.5))
+                ax.add_patch(Rectangle((bank, level), 1, 1, facecolor=colour, edgecolor="black", linewidth=0.5))
                 label = str(lanes[0]) + ("+" if len(lanes) > 1 else "")
                 ax.text(bank + 0.5, level + 0.5, label, ha="center", va="center", fontsize=6)
         ax.set_xlim(0, 32)
@@ -285,16 +302,15 @@ def draw_banks(t, array=None, block=0, warp=0, limit=6):
         ax.set_xticklabels([str(b) for b in range(32)], fontsize=6)
         ax.set_yticks(np.arange(max(depth, 1)) + 0.5)
         ax.set_yticklabels([f"pass {p + 1}" for p in range(max(depth, 1))], fontsize=6)
-        verdict = ("no bank conflict" if depth <= 1 else f"{depth}-way bank conflict: "
-                   f"{depth} passes instead of 1")
-        ax.set_title(f"{title}: {verdict}", fontsize=9, loc="left",
-                     color=PROBLEM if depth > 1 else "black")
+        verdict = "no bank conflict" if depth <= 1 else f"{depth}-way bank conflict: {depth} passes instead of 1"
+        ax.set_title(f"{title}: {verdict}", fontsize=9, loc="left", color=PROBLEM if depth > 1 else "black")
     more = f" (first {len(groups)} of {total} accesses)" if total > len(groups) else ""
-    fig.suptitle(f"{t.kernel_name}: shared-memory banks used by warp {warp} of block "
-                 f"{_block_label(t, block)}{more}; number = lane (+ = several lanes share "
-                 f"the word)", fontsize=10)
+    fig.suptitle(
+        f"{t.kernel_name}: shared-memory banks used by warp {warp} of block "
+        f"{_block_label(t, block)}{more}; number = lane (+ = several lanes share "
+        f"the word)",
+        fontsize=10,
+    )
     fig.supxlabel("bank", fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return finish(fig)
-
-

@@ -17,7 +17,6 @@ MAX_ACCESSES = 4_000_000  # generous: a small traced launch makes thousands, not
 FLUSH_EVERY = 1 << 16  # accesses buffered as tuples before they become a NumPy chunk
 
 
-
 @dataclass
 class ArrayInfo:
     """One array the kernel touched. `space` is "global", "shared", "local" or "const"."""
@@ -113,14 +112,21 @@ class Recorder:
             raise KernelError(
                 f"The tracer stopped your kernel after {self.total:,} memory accesses "
                 f"(last one at line {last[5]}). Is a loop missing its exit? "
-                f"If not, trace a smaller problem (fewer threads or elements).")
+                f"If not, trace a smaller problem (fewer threads or elements)."
+            )
 
     def log_oob(self, aid, index, kind, frame):
         if len(self.oob) > self.max_accesses:
             self.total = len(self.oob)
             self.buf.append((aid, 0, kind, self.cur, frame.f_code, frame.f_lineno))
             self.flush()
-        self.oob.append((aid, tuple(int(i) if isinstance(i, numbers.Integral) else i
-                                    for i in index), kind, self.cur, frame.f_code, frame.f_lineno))
-
-
+        self.oob.append(
+            (
+                aid,
+                tuple(int(i) if isinstance(i, numbers.Integral) else i for i in index),
+                kind,
+                self.cur,
+                frame.f_code,
+                frame.f_lineno,
+            )
+        )

@@ -62,8 +62,7 @@ class Trace:
         self.nthreads = self.nblocks * self.threads_per_block
         self.arrays = rec.arrays
         self.outputs = outputs
-        table = (np.concatenate(rec.chunks, axis=1) if rec.chunks
-                 else np.zeros((6, 0), dtype=np.int64))
+        table = np.concatenate(rec.chunks, axis=1) if rec.chunks else np.zeros((6, 0), dtype=np.int64)
         self.accesses = Accesses(table, self.threads_per_block)
         self.locations = [None] * len(rec.locs)
         for (code, line), i in rec.locs.items():
@@ -83,8 +82,7 @@ class Trace:
         for i, a in enumerate(self.arrays):
             if name in (a.name, a.name.split(" (")[0], a.name.split(" ")[1] if " " in a.name else None):
                 return i
-        raise LearnerError(f"No array called {name!r} in this trace; arrays: "
-                           f"{', '.join(a.name for a in self.arrays)}.")
+        raise LearnerError(f"No array called {name!r} in this trace; arrays: {', '.join(a.name for a in self.arrays)}.")
 
     # -- results ------------------------------------------------------------------------------
     @property
@@ -107,9 +105,11 @@ class Trace:
         return summarize(self)
 
     def __repr__(self):
-        return (f"<Trace of {self.kernel_name}: {self.nblocks} block(s) x "
-                f"{self.threads_per_block} threads, {len(self.accesses)} accesses, "
-                f"{len(self.verdicts)} verdict(s)>")
+        return (
+            f"<Trace of {self.kernel_name}: {self.nblocks} block(s) x "
+            f"{self.threads_per_block} threads, {len(self.accesses)} accesses, "
+            f"{len(self.verdicts)} verdict(s)>"
+        )
 
     # -- pictures -----------------------------------------------------------------------------
     def show(self, block=0, array=None, **kwargs):

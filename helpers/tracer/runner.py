@@ -55,7 +55,7 @@ class Runner:
                 raise self._kernel_error(exc, b, t) from None
 
     def _block_greenlets(self, b):
-        from greenlet import greenlet, getcurrent
+        from greenlet import getcurrent, greenlet
 
         fn, args, fake, rec, tids, tpb = self.fn, self.args, self.fake, self.rec, self.tids, self.tpb
         base = b * tpb
@@ -93,13 +93,17 @@ class Runner:
             by_site.setdefault(site, []).append(t)
         if len(waiting) != self.tpb or len(by_site) > 1:
             main_site = max(by_site, key=lambda s: len(by_site[s]))
-            self.rec.divergent.append({
-                "block": b, "line": main_site[1], "code": main_site[0],
-                "arrived": by_site[main_site],
-                "elsewhere": {s[1]: ts for s, ts in by_site.items() if s != main_site},
-                "finished": [t for t in range(self.tpb) if t not in waiting],
-                "epoch": epoch[by_site[main_site][0]],
-            })
+            self.rec.divergent.append(
+                {
+                    "block": b,
+                    "line": main_site[1],
+                    "code": main_site[0],
+                    "arrived": by_site[main_site],
+                    "elsewhere": {s[1]: ts for s, ts in by_site.items() if s != main_site},
+                    "finished": [t for t in range(self.tpb) if t not in waiting],
+                    "epoch": epoch[by_site[main_site][0]],
+                }
+            )
         for site, ts in by_site.items():
             count = sum(waiting[t][1] for t in ts)
             for t in ts:
@@ -121,12 +125,14 @@ class Runner:
         what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return KernelError(
             f"Your kernel raised {what} in block {unlinear(b, self.griddim)}, "
-            f"thread {unlinear(t, self.blockdim)}{where}. Fix that line and trace again.")
+            f"thread {unlinear(t, self.blockdim)}{where}. Fix that line and trace again."
+        )
 
 
 # ----------------------------------------------------------------------------------------------
 # Public entry point
 # ----------------------------------------------------------------------------------------------
+
 
 def _dims(value, what):
     if isinstance(value, numbers.Integral):
@@ -150,15 +156,17 @@ def _split_launch(kernel, args):
         else:
             raise LearnerError(f"trace() needs a @cuda.jit kernel, not {type(kernel).__name__}.")
     if _numba.is_device_function(kernel):
-        raise LearnerError(f"{func.__name__} is a device function (device=True); trace the "
-                           f"kernel that calls it instead.")
+        raise LearnerError(
+            f"{func.__name__} is a device function (device=True); trace the kernel that calls it instead."
+        )
     nparams = len(inspect.signature(func).parameters)
     if config is not None and (len(args) == nparams or type(kernel).__name__ != "FakeCUDAKernel"):
         _, griddim, blockdim, sharedmem = config
         return func, griddim, blockdim, sharedmem, args
     if len(args) < 2:
-        raise LearnerError("Give the launch: trace(kernel, griddim, blockdim, *args) or "
-                           "trace(kernel[griddim, blockdim], *args).")
+        raise LearnerError(
+            "Give the launch: trace(kernel, griddim, blockdim, *args) or trace(kernel[griddim, blockdim], *args)."
+        )
     return func, args[0], args[1], 0, args[2:]
 
 
@@ -176,12 +184,15 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES):
     if sharedmem is not None:
         dyn = int(sharedmem)
     if blockdim[0] * blockdim[1] * blockdim[2] > MAX_THREADS_PER_BLOCK:
-        raise LearnerError(f"A block can have at most {MAX_THREADS_PER_BLOCK} threads; blockdim {blockdim} has "
-                           f"{blockdim[0] * blockdim[1] * blockdim[2]}.")
+        raise LearnerError(
+            f"A block can have at most {MAX_THREADS_PER_BLOCK} threads; blockdim {blockdim} has "
+            f"{blockdim[0] * blockdim[1] * blockdim[2]}."
+        )
     params = list(inspect.signature(func).parameters)
     if len(kargs) != len(params):
-        raise LearnerError(f"{func.__name__} takes {len(params)} argument(s) "
-                           f"({', '.join(params)}) but {len(kargs)} were given.")
+        raise LearnerError(
+            f"{func.__name__} takes {len(params)} argument(s) ({', '.join(params)}) but {len(kargs)} were given."
+        )
 
     rec = Recorder(max_accesses)
     traced_args, write_back = [], []
@@ -197,8 +208,7 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES):
                 traced_args.append(seen[id(host)])
                 rec.arrays[seen[id(host)]._aid].name += f"/{name}"
                 continue
-            aid = rec.add_array(ArrayInfo(name, "global", host.shape, host.dtype,
-                                          host.strides, pos))
+            aid = rec.add_array(ArrayInfo(name, "global", host.shape, host.dtype, host.strides, pos))
             seen[id(host)] = proxy = TracedArray(host, aid, rec)
             traced_args.append(proxy)
         else:
@@ -212,12 +222,11 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES):
         device_array.copy_to_device(host)
 
     out_ids = []
-    for o in (outputs if isinstance(outputs, (tuple, list)) else (outputs,)):
+    for o in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
         pos = o if isinstance(o, numbers.Integral) else (params.index(o) if o in params else None)
         if pos is None or not 0 <= pos < len(params) or not isinstance(traced_args[pos], TracedArray):
-            raise LearnerError(f"outputs: {o!r} is not an array parameter of {func.__name__} "
-                               f"(parameters: {', '.join(params)}).")
+            raise LearnerError(
+                f"outputs: {o!r} is not an array parameter of {func.__name__} (parameters: {', '.join(params)})."
+            )
         out_ids.append(traced_args[pos]._aid)
     return Trace(func, griddim, blockdim, rec, out_ids)
-
-

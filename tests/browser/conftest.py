@@ -25,17 +25,25 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # jlab.py
 
-import jlab
+import jlab  # noqa: E402 - found through the sys.path line above
 
 ARTIFACTS = jlab.REPO / "build" / "browser"
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("browser", "browser tests (tests/browser)")
-    group.addoption("--browser", action="store_true", default=False,
-                    help="run the JupyterLab-in-Chromium tests in tests/browser (make test-browser)")
-    group.addoption("--screenshots", metavar="DIR", default=None,
-                    help="also save the README pictures (grid-explorer.png, tracer.png) to DIR")
+    group.addoption(
+        "--browser",
+        action="store_true",
+        default=False,
+        help="run the JupyterLab-in-Chromium tests in tests/browser (make test-browser)",
+    )
+    group.addoption(
+        "--screenshots",
+        metavar="DIR",
+        default=None,
+        help="also save the README pictures (grid-explorer.png, tracer.png) to DIR",
+    )
 
 
 def pytest_ignore_collect(collection_path, config):
@@ -47,9 +55,12 @@ def pytest_ignore_collect(collection_path, config):
 
 def pytest_terminal_summary(terminalreporter, config):
     if not config.getoption("browser", default=False) and any(
-            "browser" in str(a) for a in config.invocation_params.args):
-        terminalreporter.write_line("tests/browser runs only with --browser: make test-browser "
-                                    "(or python -m pytest tests/browser --browser)", yellow=True)
+        "browser" in str(a) for a in config.invocation_params.args
+    ):
+        terminalreporter.write_line(
+            "tests/browser runs only with --browser: make test-browser (or python -m pytest tests/browser --browser)",
+            yellow=True,
+        )
 
 
 def pytest_configure(config):
@@ -123,8 +134,7 @@ def course_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def lab(course_dir, tmp_path_factory, artifacts):
-    server = jlab.LabServer.course(course_dir, tmp_path_factory.mktemp("jupyter-home"),
-                                   artifacts / "jupyterlab.log")
+    server = jlab.LabServer.course(course_dir, tmp_path_factory.mktemp("jupyter-home"), artifacts / "jupyterlab.log")
     server.start()
     yield server
     server.stop()
@@ -132,8 +142,11 @@ def lab(course_dir, tmp_path_factory, artifacts):
 
 def _need_chromium() -> str:
     if not (os.path.isfile(jlab.CHROMIUM) and os.access(jlab.CHROMIUM, os.X_OK)):
-        pytest.exit(f"No Chromium at {jlab.CHROMIUM}: install it (Debian/Ubuntu: "
-                    "sudo apt-get install -y chromium) or set COURSE_CHROMIUM=/path/to/chromium.", 2)
+        pytest.exit(
+            f"No Chromium at {jlab.CHROMIUM}: install it (Debian/Ubuntu: "
+            "sudo apt-get install -y chromium) or set COURSE_CHROMIUM=/path/to/chromium.",
+            2,
+        )
     return jlab.CHROMIUM
 
 
@@ -144,13 +157,22 @@ def browser_context(tmp_path_factory):
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.exit("Playwright is not installed in this environment: run `make test-browser` "
-                    "(it installs requirements/browser.lock).", 2)
+        pytest.exit(
+            "Playwright is not installed in this environment: run `make test-browser` "
+            "(it installs requirements/browser.lock).",
+            2,
+        )
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=chromium,
-            headless=True, args=jlab.CHROMIUM_ARGS, viewport={"width": 1280, "height": 900},
-            device_scale_factor=1, locale="en-US", timezone_id="UTC")
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=chromium,
+            headless=True,
+            args=jlab.CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900},
+            device_scale_factor=1,
+            locale="en-US",
+            timezone_id="UTC",
+        )
         context.set_default_timeout(jlab.KERNEL_READY_S * 1000)
         yield context
         context.close()

@@ -26,8 +26,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 # One cell of the simulator can take tens of seconds on a loaded 2-core machine.
 SERVER_START_S = 120
@@ -50,8 +57,14 @@ def isolated_env(home: Path, **extra: str) -> dict:
     folder (config, data, runtime, lab settings, workspaces, IPython) fresh, so nothing from the
     machine's own Jupyter setup (a stale workspace, a user kernel called python3) leaks in."""
     env = dict(os.environ)
-    for key in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR",
-                "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR", "IPYTHONDIR"):
+    for key in (
+        "JUPYTER_CONFIG_DIR",
+        "JUPYTER_DATA_DIR",
+        "JUPYTER_RUNTIME_DIR",
+        "JUPYTERLAB_SETTINGS_DIR",
+        "JUPYTERLAB_WORKSPACES_DIR",
+        "IPYTHONDIR",
+    ):
         path = home / key.lower()
         path.mkdir(parents=True, exist_ok=True)
         env[key] = str(path)
@@ -69,7 +82,8 @@ def quiet_lab_settings(env: dict) -> None:
     folder = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab" / "apputils-extension"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
 
 
 class LabServer:
@@ -86,9 +100,19 @@ class LabServer:
         port, token = free_port(), secrets.token_hex(16)
         env = isolated_env(home)
         quiet_lab_settings(env)
-        cmd = [python, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}",
-               "--ServerApp.port_retries=0", "--LabApp.expose_app_in_browser=True"]
+        cmd = [
+            python,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root_dir}",
+            "--ServerApp.port_retries=0",
+            "--LabApp.expose_app_in_browser=True",
+        ]
         if os.geteuid() == 0:
             cmd.append("--allow-root")
         return cls(cmd, cwd=root_dir, env=env, port=port, token=token, log=log)
@@ -96,8 +120,9 @@ class LabServer:
     def start(self) -> LabServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log, "w")  # noqa: SIM115 - open for the life of the server
-        self.proc = subprocess.Popen(self.cmd, cwd=self.cwd, env=self.env, stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.cmd, cwd=self.cwd, env=self.env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + SERVER_START_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -112,8 +137,7 @@ class LabServer:
         raise TimeoutError(f"JupyterLab did not answer /api/status in {SERVER_START_S}s:\n{self.log_tail()}")
 
     def api(self, path: str, method: str = "GET"):
-        req = urllib.request.Request(self.base + path, method=method,
-                                     headers={"Authorization": f"token {self.token}"})
+        req = urllib.request.Request(self.base + path, method=method, headers={"Authorization": f"token {self.token}"})
         with urllib.request.urlopen(req, timeout=30) as r:
             body = r.read()
         return json.loads(body) if body else None
@@ -214,15 +238,22 @@ class Notebook:
             return k ? k.status : null; }""")
 
     def wait_kernel_idle(self, timeout_s: float = KERNEL_READY_S) -> None:
-        self.page.wait_for_function("""() => {
+        self.page.wait_for_function(
+            """() => {
             const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
             const c = w && w.sessionContext;
             return !!(c && c.isReady && c.session && c.session.kernel && c.session.kernel.status === 'idle'); }""",
-                                    timeout=timeout_s * 1000, polling=250)
+            timeout=timeout_s * 1000,
+            polling=250,
+        )
 
     def kernel_display_name(self) -> str:
         """What the learner reads on the toolbar's kernel button."""
-        return self.panel.locator(".jp-Toolbar .jp-KernelName, .jp-Toolbar [data-jp-item-name='kernelName']").first.text_content().strip()
+        return (
+            self.panel.locator(".jp-Toolbar .jp-KernelName, .jp-Toolbar [data-jp-item-name='kernelName']")
+            .first.text_content()
+            .strip()
+        )
 
     def menu(self, top: str, item: str) -> None:
         """Click a menu bar entry then one of its items, as a learner does (Run > Run All Cells)."""
@@ -251,7 +282,11 @@ class Notebook:
                 const counts = prompts.map(p => parseInt((p.match(/\\d+/) || ['0'])[0]));
                 if (Math.max(0, ...counts) <= before) return false;
                 return counts.every(c => c > before) || !!panel.querySelector('.jp-OutputArea-output' + stderr);
-            }""", arg=[before, STDERR], timeout=timeout_s * 1000, polling=250)
+            }""",
+            arg=[before, STDERR],
+            timeout=timeout_s * 1000,
+            polling=250,
+        )
         return time.monotonic() - t0
 
     def max_execution_count(self) -> int:
@@ -267,7 +302,8 @@ class Notebook:
         4's default windowing ('contentVisibility') only skips painting the ones out of view."""
         sources = self.cells().evaluate_all(
             "cells => cells.map(c => c.classList.contains('jp-CodeCell') ? "
-            "(c.querySelector('.cm-content') || {}).textContent || '' : null)")
+            "(c.querySelector('.cm-content') || {}).textContent || '' : null)"
+        )
         hits = [i for i, src in enumerate(sources) if src is not None and contains in src]
         assert len(hits) == 1, f"{len(hits)} code cells contain {contains!r}"
         return self.cells().nth(hits[0])
@@ -305,7 +341,10 @@ class Notebook:
         self.page.wait_for_function(
             """([el, before]) => { const t = el.textContent.trim();
                                    return /\\d/.test(t) && !t.includes('*') && t !== before; }""",
-            arg=[prompt.element_handle(), before], timeout=timeout_s * 1000, polling=250)
+            arg=[prompt.element_handle(), before],
+            timeout=timeout_s * 1000,
+            polling=250,
+        )
         self.wait_kernel_idle(timeout_s)
 
 

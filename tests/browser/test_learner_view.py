@@ -169,16 +169,26 @@ def test_grid_explorer_redraws_when_the_controls_move(notebook, save_picture):
 # For each exercise of helpers/problems/nb01.py: a right answer, a wrong one, and words the
 # wrong answer's feedback must contain (the engine names the learner's likely mistake).
 ANSWERS = {
-    "blocks_per_grid": ("def {name}(n, t):\n    return (n + t - 1) // t",
-                        "def {name}(n, t):\n    return n // t", "rounds down"),
-    "global_index": ("def {name}(block_idx, block_dim, thread_idx):\n    return block_idx * block_dim + thread_idx",
-                     "def {name}(block_idx, block_dim, thread_idx):\n    return block_idx + thread_idx",
-                     "multiply block_idx by block_dim"),
-    "idle_threads": ("def {name}(n, t):\n    return (n + t - 1) // t * t - n",
-                     "def {name}(n, t):\n    return n % t", "idle threads are the rest"),
-    "blocks_2d": ("def {name}(rows, cols):\n    return ((cols + 15) // 16, (rows + 15) // 16)",
-                  "def {name}(rows, cols):\n    return ((rows + 15) // 16, (cols + 15) // 16)",
-                  "x runs along columns"),
+    "blocks_per_grid": (
+        "def {name}(n, t):\n    return (n + t - 1) // t",
+        "def {name}(n, t):\n    return n // t",
+        "rounds down",
+    ),
+    "global_index": (
+        "def {name}(block_idx, block_dim, thread_idx):\n    return block_idx * block_dim + thread_idx",
+        "def {name}(block_idx, block_dim, thread_idx):\n    return block_idx + thread_idx",
+        "multiply block_idx by block_dim",
+    ),
+    "idle_threads": (
+        "def {name}(n, t):\n    return (n + t - 1) // t * t - n",
+        "def {name}(n, t):\n    return n % t",
+        "idle threads are the rest",
+    ),
+    "blocks_2d": (
+        "def {name}(rows, cols):\n    return ((cols + 15) // 16, (rows + 15) // 16)",
+        "def {name}(rows, cols):\n    return ((rows + 15) // 16, (cols + 15) // 16)",
+        "x runs along columns",
+    ),
 }
 CHECK_CALL = re.compile(r"^(?P<module>\w+)\.(?P<exercise>\w+)\.check\((?P<arg>\w+)", re.MULTILINE)
 GREEN, RED, GREY = "rgb(26, 127, 55)", "rgb(207, 34, 46)", "rgb(110, 119, 129)"

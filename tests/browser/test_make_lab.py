@@ -41,10 +41,18 @@ def test_make_lab_opens_notebook_00_on_the_course_kernel(page, tmp_path, artifac
     env.pop("MAKEFLAGS", None)
     env.pop("MFLAGS", None)
     lab_args = f"--IdentityProvider.token={token} --LabApp.expose_app_in_browser=True --ServerApp.port_retries=0"
-    cmd = [make, "--no-print-directory", "-f", str(jlab.REPO / "Makefile"), "lab",
-           "COURSE_ENV=current", f"PYTHON={sys.executable}", f"PORT={port}", f"LAB_ARGS={lab_args}"]
-    server = jlab.LabServer(cmd, cwd=tmp_path, env=env, port=port, token=token,
-                            log=artifacts / "make-lab.log").start()
+    cmd = [
+        make,
+        "--no-print-directory",
+        "-f",
+        str(jlab.REPO / "Makefile"),
+        "lab",
+        "COURSE_ENV=current",
+        f"PYTHON={sys.executable}",
+        f"PORT={port}",
+        f"LAB_ARGS={lab_args}",
+    ]
+    server = jlab.LabServer(cmd, cwd=tmp_path, env=env, port=port, token=token, log=artifacts / "make-lab.log").start()
     try:
         urls = tmp_path / "opened-urls"
         deadline = time.monotonic() + REDIRECT_WAIT_S
@@ -55,7 +63,9 @@ def test_make_lab_opens_notebook_00_on_the_course_kernel(page, tmp_path, artifac
 
         page.goto(opened)  # what the learner's browser gets: a redirect page with the token
         nb = jlab.Notebook(page, server).wait_ready("00_setup.ipynb")
-        assert "/lab/tree/notebooks/00_setup.ipynb" in page.url or "/tree/notebooks/00_setup.ipynb" in page.url, page.url
+        assert "/lab/tree/notebooks/00_setup.ipynb" in page.url or "/tree/notebooks/00_setup.ipynb" in page.url, (
+            page.url
+        )
         assert page.locator(".jp-Dialog").count() == 0, "a dialog (kernel selection?) opened over the notebook"
         assert nb.kernel_display_name() == "Python 3 (ipykernel)"
 
@@ -69,7 +79,8 @@ def test_make_lab_opens_notebook_00_on_the_course_kernel(page, tmp_path, artifac
             await f.done;
             return out.trim(); }""")
         assert Path(prefix).resolve() == Path(sys.prefix).resolve(), (
-            f"the notebook's kernel runs in {prefix}, not in the course environment {sys.prefix}")
+            f"the notebook's kernel runs in {prefix}, not in the course environment {sys.prefix}"
+        )
         page.screenshot(path=str(artifacts / "make-lab.png"))
     finally:
         server.stop()

@@ -9,8 +9,8 @@ import os
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
+from . import buggy, correct  # noqa: E402
 from .case import Case  # noqa: E402
-from . import correct, buggy  # noqa: E402
 
 CASES = correct.CASES + buggy.CASES
 CORRECT = correct.CASES

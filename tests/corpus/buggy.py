@@ -3,8 +3,9 @@
 import numpy as np
 from numba import cuda, float32, int32
 
-from .case import Case
 from helpers.errors import UnsupportedByTracer
+
+from .case import Case
 
 RNG = np.random.default_rng(99)
 
@@ -14,6 +15,7 @@ def f32(*shape):
 
 
 # -- out of bounds ------------------------------------------------------------------------------
+
 
 @cuda.jit
 def add_no_guard(x, y, out):
@@ -147,6 +149,7 @@ def histogram_private_not_zeroed(values, hist):
 
 # -- divergent barriers -------------------------------------------------------------------------
 
+
 @cuda.jit
 def barrier_in_if(x, out):
     i = cuda.grid(1)
@@ -179,6 +182,7 @@ def barriers_in_both_branches(x, out):
 
 # -- unwritten output ---------------------------------------------------------------------------
 
+
 @cuda.jit
 def double(x, out):
     i = cuda.grid(1)
@@ -195,6 +199,7 @@ def double_2d(a, out):
 
 # -- unsupported --------------------------------------------------------------------------------
 
+
 @cuda.jit
 def warp_sum(x, out):
     i = cuda.grid(1)
@@ -209,49 +214,167 @@ def warp_sum(x, out):
 
 # -- the cases ----------------------------------------------------------------------------------
 
+
 def _vals(n, hi):
     return RNG.integers(0, hi, n).astype(np.int32)
 
 
 CASES = [
-    Case("oob_missing_guard", add_no_guard, 4, 32, lambda: (f32(100), f32(100), np.zeros(100, np.float32)),
-         expect=frozenset({"out_of_bounds"}), outputs=("out",)),
-    Case("oob_negative_index", difference, 2, 32, lambda: (f32(64), np.zeros(64, np.float32)),
-         expect=frozenset({"out_of_bounds"}), outputs=("out",)),
-    Case("oob_second_dimension", scale_2d_wrong_guard, (2, 2), (8, 8), lambda: (f32(12, 7), np.zeros((12, 7), np.float32)),
-         expect=frozenset({"out_of_bounds"}), outputs=("out",)),
-    Case("oob_atomic_bin", histogram_bad_bin, 1, 64, lambda: (np.arange(16, dtype=np.int32), np.zeros(8, np.int32)),
-         expect=frozenset({"out_of_bounds"})),
-    Case("race_matmul_missing_sync", matmul_missing_sync, (2, 2), (TILE, TILE),
-         lambda: (f32(8, 8), f32(8, 8), np.zeros((8, 8), np.float32)),
-         expect=frozenset({"race"}), outputs=("C",)),
-    Case("race_histogram_nonatomic", histogram_nonatomic, 2, 32, lambda: (_vals(64, 4), np.zeros(4, np.int32)),
-         expect=frozenset({"race"}), reference=lambda a: np.bincount(a[0], minlength=4), out=1,
-         note="the numbers come out right on the CPU: the race only shows on a GPU"),
-    Case("race_scan_in_place", scan_in_place, 1, 32, lambda: (f32(32), np.zeros(32, np.float32)),
-         expect=frozenset({"race"}), outputs=("out",)),
-    Case("race_cross_block_out0", first_element_per_block, 3, 32, lambda: (f32(96), np.zeros(1, np.float32)),
-         expect=frozenset({"race"}), outputs=("out",)),
-    Case("race_reduction_missing_sync", reduction_missing_sync, 2, 32, lambda: (f32(64), np.zeros(2, np.float32)),
-         expect=frozenset({"race"}), outputs=("partial",)),
-    Case("race_read_during_atomics", normalize_racy, 2, 32,
-         lambda: (f32(64), np.zeros(1, np.float32), np.zeros(64, np.float32)),
-         expect=frozenset({"race"}), outputs=("out",)),
-    Case("uninit_stencil_halo", stencil_no_halo, 2, BLOCK, lambda: (f32(64), np.zeros(64, np.float32)),
-         expect=frozenset({"uninitialized_shared"}), outputs=("out",)),
-    Case("uninit_private_histogram", histogram_private_not_zeroed, 2, 32, lambda: (_vals(64, NBINS), np.zeros(NBINS, np.int32)),
-         expect=frozenset({"uninitialized_shared"}), outputs=("hist",)),
-    Case("divergent_barrier_in_if", barrier_in_if, 2, 32, lambda: (f32(64), np.zeros(64, np.float32)),
-         expect=frozenset({"divergent_barrier"}), outputs=("out",),
-         reference=lambda a: 2 * a[0], out=1),
-    Case("divergent_early_return", early_return_then_barrier, 2, 32, lambda: (f32(50), np.zeros(50, np.float32)),
-         expect=frozenset({"divergent_barrier"}), outputs=("out",)),
-    Case("divergent_two_branches", barriers_in_both_branches, 1, 32, lambda: (f32(32), np.zeros(32, np.float32)),
-         expect=frozenset({"divergent_barrier"}), outputs=("out",)),
-    Case("unwritten_floor_grid", double, 1000 // 128, 128, lambda: (f32(1000), np.zeros(1000, np.float32)),
-         expect=frozenset({"unwritten_output"}), outputs=("out",)),
-    Case("unwritten_2d_floor_grid", double_2d, (20 // 8, 12 // 8), (8, 8), lambda: (f32(12, 20), np.zeros((12, 20), np.float32)),
-         expect=frozenset({"unwritten_output"}), outputs=(1,)),
-    Case("unsupported_shfl", warp_sum, 1, 32, lambda: (f32(32), np.zeros(1, np.float32)),
-         raises=UnsupportedByTracer),
+    Case(
+        "oob_missing_guard",
+        add_no_guard,
+        4,
+        32,
+        lambda: (f32(100), f32(100), np.zeros(100, np.float32)),
+        expect=frozenset({"out_of_bounds"}),
+        outputs=("out",),
+    ),
+    Case(
+        "oob_negative_index",
+        difference,
+        2,
+        32,
+        lambda: (f32(64), np.zeros(64, np.float32)),
+        expect=frozenset({"out_of_bounds"}),
+        outputs=("out",),
+    ),
+    Case(
+        "oob_second_dimension",
+        scale_2d_wrong_guard,
+        (2, 2),
+        (8, 8),
+        lambda: (f32(12, 7), np.zeros((12, 7), np.float32)),
+        expect=frozenset({"out_of_bounds"}),
+        outputs=("out",),
+    ),
+    Case(
+        "oob_atomic_bin",
+        histogram_bad_bin,
+        1,
+        64,
+        lambda: (np.arange(16, dtype=np.int32), np.zeros(8, np.int32)),
+        expect=frozenset({"out_of_bounds"}),
+    ),
+    Case(
+        "race_matmul_missing_sync",
+        matmul_missing_sync,
+        (2, 2),
+        (TILE, TILE),
+        lambda: (f32(8, 8), f32(8, 8), np.zeros((8, 8), np.float32)),
+        expect=frozenset({"race"}),
+        outputs=("C",),
+    ),
+    Case(
+        "race_histogram_nonatomic",
+        histogram_nonatomic,
+        2,
+        32,
+        lambda: (_vals(64, 4), np.zeros(4, np.int32)),
+        expect=frozenset({"race"}),
+        reference=lambda a: np.bincount(a[0], minlength=4),
+        out=1,
+        note="the numbers come out right on the CPU: the race only shows on a GPU",
+    ),
+    Case(
+        "race_scan_in_place",
+        scan_in_place,
+        1,
+        32,
+        lambda: (f32(32), np.zeros(32, np.float32)),
+        expect=frozenset({"race"}),
+        outputs=("out",),
+    ),
+    Case(
+        "race_cross_block_out0",
+        first_element_per_block,
+        3,
+        32,
+        lambda: (f32(96), np.zeros(1, np.float32)),
+        expect=frozenset({"race"}),
+        outputs=("out",),
+    ),
+    Case(
+        "race_reduction_missing_sync",
+        reduction_missing_sync,
+        2,
+        32,
+        lambda: (f32(64), np.zeros(2, np.float32)),
+        expect=frozenset({"race"}),
+        outputs=("partial",),
+    ),
+    Case(
+        "race_read_during_atomics",
+        normalize_racy,
+        2,
+        32,
+        lambda: (f32(64), np.zeros(1, np.float32), np.zeros(64, np.float32)),
+        expect=frozenset({"race"}),
+        outputs=("out",),
+    ),
+    Case(
+        "uninit_stencil_halo",
+        stencil_no_halo,
+        2,
+        BLOCK,
+        lambda: (f32(64), np.zeros(64, np.float32)),
+        expect=frozenset({"uninitialized_shared"}),
+        outputs=("out",),
+    ),
+    Case(
+        "uninit_private_histogram",
+        histogram_private_not_zeroed,
+        2,
+        32,
+        lambda: (_vals(64, NBINS), np.zeros(NBINS, np.int32)),
+        expect=frozenset({"uninitialized_shared"}),
+        outputs=("hist",),
+    ),
+    Case(
+        "divergent_barrier_in_if",
+        barrier_in_if,
+        2,
+        32,
+        lambda: (f32(64), np.zeros(64, np.float32)),
+        expect=frozenset({"divergent_barrier"}),
+        outputs=("out",),
+        reference=lambda a: 2 * a[0],
+        out=1,
+    ),
+    Case(
+        "divergent_early_return",
+        early_return_then_barrier,
+        2,
+        32,
+        lambda: (f32(50), np.zeros(50, np.float32)),
+        expect=frozenset({"divergent_barrier"}),
+        outputs=("out",),
+    ),
+    Case(
+        "divergent_two_branches",
+        barriers_in_both_branches,
+        1,
+        32,
+        lambda: (f32(32), np.zeros(32, np.float32)),
+        expect=frozenset({"divergent_barrier"}),
+        outputs=("out",),
+    ),
+    Case(
+        "unwritten_floor_grid",
+        double,
+        1000 // 128,
+        128,
+        lambda: (f32(1000), np.zeros(1000, np.float32)),
+        expect=frozenset({"unwritten_output"}),
+        outputs=("out",),
+    ),
+    Case(
+        "unwritten_2d_floor_grid",
+        double_2d,
+        (20 // 8, 12 // 8),
+        (8, 8),
+        lambda: (f32(12, 20), np.zeros((12, 20), np.float32)),
+        expect=frozenset({"unwritten_output"}),
+        outputs=(1,),
+    ),
+    Case("unsupported_shfl", warp_sum, 1, 32, lambda: (f32(32), np.zeros(1, np.float32)), raises=UnsupportedByTracer),
 ]

@@ -21,7 +21,9 @@ PROBLEMS = "from helpers.problems import nb01, nb02"
 TEACHING = "x = np.arange(8, dtype=np.float32)\nprint('teaching cell', x.sum())"
 
 VECTOR_ADD_PLACEHOLDER = "@cuda.jit\ndef vector_add(a, b, out):\n    pass  # YOUR CODE HERE"
-VECTOR_ADD = "@cuda.jit\ndef vector_add(a, b, out):\n    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = a[i] + b[i]"
+VECTOR_ADD = (
+    "@cuda.jit\ndef vector_add(a, b, out):\n    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = a[i] + b[i]"
+)
 VECTOR_ADD_CHECK = "nb02.vector_add.check(vector_add)"
 
 BLOCKS_PLACEHOLDER = "def blocks_per_grid(n, t):\n    pass  # YOUR CODE HERE"
@@ -33,8 +35,10 @@ THREADS = "threads = 1024"
 THREADS_CHECK = "nb01.threads_launched.check(threads)"
 
 HISTOGRAM_PLACEHOLDER = "@cuda.jit\ndef histogram(data, hist):\n    pass  # YOUR CODE HERE"
-HISTOGRAM = ("@cuda.jit\ndef histogram(data, hist):\n    i = cuda.grid(1)\n    if i < data.size:\n"
-             "        cuda.atomic.add(hist, data[i], 1)")
+HISTOGRAM = (
+    "@cuda.jit\ndef histogram(data, hist):\n    i = cuda.grid(1)\n    if i < data.size:\n"
+    "        cuda.atomic.add(hist, data[i], 1)"
+)
 HISTOGRAM_CHECK = "nb02.histogram.check(histogram)"
 
 
@@ -47,20 +51,36 @@ def _md(src):
 
 
 def notebook(cells) -> dict:
-    return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-            "nbformat": 4, "nbformat_minor": 5}
+    return {
+        "cells": cells,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
-def cells(vector_add=VECTOR_ADD_PLACEHOLDER, blocks=BLOCKS_PLACEHOLDER, threads=THREADS_PLACEHOLDER,
-          histogram=HISTOGRAM_PLACEHOLDER, extra=None, extra_at=4):
+def cells(
+    vector_add=VECTOR_ADD_PLACEHOLDER,
+    blocks=BLOCKS_PLACEHOLDER,
+    threads=THREADS_PLACEHOLDER,
+    histogram=HISTOGRAM_PLACEHOLDER,
+    extra=None,
+    extra_at=4,
+):
     """The pristine notebook's cells with the answer cells replaced; ``extra`` cells inserted."""
-    out = [_md("# 02 · Mini\n\nA small notebook for the grader's tests."), _code(IMPORTS), _code(TEACHING),
-           _md("## Exercises"), _code(PROBLEMS),
-           _code(f"{vector_add}\n\n{VECTOR_ADD_CHECK}"), _code("# nb02.vector_add.hint()"),
-           _code(f"{blocks}\n\n{BLOCKS_CHECK}"),
-           _code(f"{threads}\n{THREADS_CHECK}"),
-           _code(f"{histogram}\n\n{HISTOGRAM_CHECK}"),
-           _md("## Key points\n- done")]
+    out = [
+        _md("# 02 · Mini\n\nA small notebook for the grader's tests."),
+        _code(IMPORTS),
+        _code(TEACHING),
+        _md("## Exercises"),
+        _code(PROBLEMS),
+        _code(f"{vector_add}\n\n{VECTOR_ADD_CHECK}"),
+        _code("# nb02.vector_add.hint()"),
+        _code(f"{blocks}\n\n{BLOCKS_CHECK}"),
+        _code(f"{threads}\n{THREADS_CHECK}"),
+        _code(f"{histogram}\n\n{HISTOGRAM_CHECK}"),
+        _md("## Key points\n- done"),
+    ]
     for i, src in enumerate(extra or ()):
         out.insert(extra_at + 1 + i, _code(src))
     return out
@@ -92,56 +112,157 @@ def submissions() -> dict:
     def add(name, nb_cells, expected, **facts):
         s[name] = (json.dumps(notebook(nb_cells)), expected, facts)
 
-    add("perfect", perfect_cells(extra=["import sys, warnings\nprint('a warning', file=sys.stderr)\n"
-                                        "warnings.warn('noise on stderr must not cost points')"]), ALL_PASSED)
+    add(
+        "perfect",
+        perfect_cells(
+            extra=[
+                "import sys, warnings\nprint('a warning', file=sys.stderr)\n"
+                "warnings.warn('noise on stderr must not cost points')"
+            ]
+        ),
+        ALL_PASSED,
+    )
     add("untouched", cells(), _statuses(NA, NA, NA, NA))
     add("partial", cells(vector_add=VECTOR_ADD, threads=THREADS), _statuses(P, NA, P, NA))
-    add("wrong_index", cells(vector_add=VECTOR_ADD.replace("i = cuda.grid(1)", "i = cuda.threadIdx.x"),
-                             blocks=BLOCKS.replace("(n + t - 1) // t", "n // t"), threads="threads = 1000",
-                             histogram=HISTOGRAM), _statuses(F, F, F, P))
-    add("racy", perfect_cells(histogram=HISTOGRAM.replace("cuda.atomic.add(hist, data[i], 1)", "hist[data[i]] += 1")),
-        _statuses(P, P, P, F), message={"nb02.histogram": "race"})
-    add("out_of_bounds", cells(vector_add=VECTOR_ADD.replace("    if i < out.size:\n        out[i]", "    out[i]"),
-                               blocks=BLOCKS, threads=THREADS, histogram=HISTOGRAM), _statuses(F, P, P, P),
-        message={"nb02.vector_add": "out-of-bounds"})
-    add("hard_coded", cells(vector_add="@cuda.jit\ndef vector_add(a, b, out):\n    i = cuda.grid(1)\n    if i < out.size:\n"
-                                       "        out[i] = 0.5",
-                            blocks="def blocks_per_grid(n, t):\n    return 4", threads=THREADS,
-                            histogram=HISTOGRAM.replace("cuda.atomic.add(hist, data[i], 1)", "hist[0] = 7")),
-        _statuses(F, F, P, F), message={"nb01.blocks_per_grid": "hard-coded"})
-    add("prints_passed", cells(extra=["print('✓ nb02.vector_add: correct for n = 15, 120, 98')\n"
-                                      "print('✓ nb02.histogram: passed')"]), _statuses(NA, NA, NA, NA))
+    add(
+        "wrong_index",
+        cells(
+            vector_add=VECTOR_ADD.replace("i = cuda.grid(1)", "i = cuda.threadIdx.x"),
+            blocks=BLOCKS.replace("(n + t - 1) // t", "n // t"),
+            threads="threads = 1000",
+            histogram=HISTOGRAM,
+        ),
+        _statuses(F, F, F, P),
+    )
+    add(
+        "racy",
+        perfect_cells(histogram=HISTOGRAM.replace("cuda.atomic.add(hist, data[i], 1)", "hist[data[i]] += 1")),
+        _statuses(P, P, P, F),
+        message={"nb02.histogram": "race"},
+    )
+    add(
+        "out_of_bounds",
+        cells(
+            vector_add=VECTOR_ADD.replace("    if i < out.size:\n        out[i]", "    out[i]"),
+            blocks=BLOCKS,
+            threads=THREADS,
+            histogram=HISTOGRAM,
+        ),
+        _statuses(F, P, P, P),
+        message={"nb02.vector_add": "out-of-bounds"},
+    )
+    add(
+        "hard_coded",
+        cells(
+            vector_add="@cuda.jit\ndef vector_add(a, b, out):\n    i = cuda.grid(1)\n    if i < out.size:\n"
+            "        out[i] = 0.5",
+            blocks="def blocks_per_grid(n, t):\n    return 4",
+            threads=THREADS,
+            histogram=HISTOGRAM.replace("cuda.atomic.add(hist, data[i], 1)", "hist[0] = 7"),
+        ),
+        _statuses(F, F, P, F),
+        message={"nb01.blocks_per_grid": "hard-coded"},
+    )
+    add(
+        "prints_passed",
+        cells(extra=["print('✓ nb02.vector_add: correct for n = 15, 120, 98')\nprint('✓ nb02.histogram: passed')"]),
+        _statuses(NA, NA, NA, NA),
+    )
     liar = "class Liar(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
-    add("liar", cells(threads=liar + "threads = Liar(5)", blocks=liar + "def blocks_per_grid(n, t):\n    return Liar(0)"),
-        _statuses(NA, F, F, NA))
-    add("reference", cells(vector_add="vector_add = nb02._vector_add", blocks="from helpers.geometry import blocks_for as blocks_per_grid"),
-        _statuses(F, F, NA, NA), review=True)
-    add("tamper_checker", cells(extra=[
-        "from helpers.exercises import Exercise, Result\n"
-        "def fake(self, *a, **k):\n    return Result(self.id, 'passed', 'correct', points=self.points)\n"
-        "Exercise.grade = fake\nnb02.vector_add.check = lambda *a, **k: print('✓ passed')"]),
-        dict.fromkeys(EXERCISES, T), tamper=True)
-    add("tamper_numpy", cells(vector_add=VECTOR_ADD.replace("a[i] + b[i]", "a[i] - b[i]"), extra=[
-        "np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True"]),
-        dict.fromkeys(EXERCISES, T), tamper=True)
+    add(
+        "liar",
+        cells(threads=liar + "threads = Liar(5)", blocks=liar + "def blocks_per_grid(n, t):\n    return Liar(0)"),
+        _statuses(NA, F, F, NA),
+    )
+    add(
+        "reference",
+        cells(
+            vector_add="vector_add = nb02._vector_add",
+            blocks="from helpers.geometry import blocks_for as blocks_per_grid",
+        ),
+        _statuses(F, F, NA, NA),
+        review=True,
+    )
+    add(
+        "tamper_checker",
+        cells(
+            extra=[
+                "from helpers.exercises import Exercise, Result\n"
+                "def fake(self, *a, **k):\n    return Result(self.id, 'passed', 'correct', points=self.points)\n"
+                "Exercise.grade = fake\nnb02.vector_add.check = lambda *a, **k: print('✓ passed')"
+            ]
+        ),
+        dict.fromkeys(EXERCISES, T),
+        tamper=True,
+    )
+    add(
+        "tamper_numpy",
+        cells(
+            vector_add=VECTOR_ADD.replace("a[i] + b[i]", "a[i] - b[i]"),
+            extra=["np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True"],
+        ),
+        dict.fromkeys(EXERCISES, T),
+        tamper=True,
+    )
     add("infinite_loop", perfect_cells(extra=["while True:\n    pass"]), ALL_PASSED, cell_error="did not finish")
-    add("stubborn_loop", perfect_cells(extra=["import time\nwhile True:\n    try:\n        time.sleep(100)\n"
-                                              "    except BaseException:\n        pass"], extra_at=6), ALL_PASSED, skipped=True)
-    add("kernel_hangs", perfect_cells(vector_add=VECTOR_ADD.replace("    i = cuda.grid(1)", "    while True:\n        pass\n    i = cuda.grid(1)")),
-        _statuses(E, P, P, P), message={"nb02.vector_add": "did not finish"})
-    add("kernel_exits", perfect_cells(vector_add=VECTOR_ADD.replace("    i = cuda.grid(1)", "    import os\n    os._exit(7)\n    i = cuda.grid(1)")),
-        _statuses(E, P, P, P), message={"nb02.vector_add": "grading did not finish"})
+    add(
+        "stubborn_loop",
+        perfect_cells(
+            extra=[
+                "import time\nwhile True:\n    try:\n        time.sleep(100)\n    except BaseException:\n        pass"
+            ],
+            extra_at=6,
+        ),
+        ALL_PASSED,
+        skipped=True,
+    )
+    add(
+        "kernel_hangs",
+        perfect_cells(
+            vector_add=VECTOR_ADD.replace("    i = cuda.grid(1)", "    while True:\n        pass\n    i = cuda.grid(1)")
+        ),
+        _statuses(E, P, P, P),
+        message={"nb02.vector_add": "did not finish"},
+    )
+    add(
+        "kernel_exits",
+        perfect_cells(
+            vector_add=VECTOR_ADD.replace(
+                "    i = cuda.grid(1)", "    import os\n    os._exit(7)\n    i = cuda.grid(1)"
+            )
+        ),
+        _statuses(E, P, P, P),
+        message={"nb02.vector_add": "grading did not finish"},
+    )
     add("os_exit", perfect_cells(extra=["import os\nos._exit(3)"], extra_at=6), ALL_PASSED, skipped=True)
-    add("huge_output", perfect_cells(extra=["print('x' * 30_000_000)\nfor k in range(100_000):\n    print('line', k)"]),
-        ALL_PASSED, big_output=True)
+    add(
+        "huge_output",
+        perfect_cells(extra=["print('x' * 30_000_000)\nfor k in range(100_000):\n    print('line', k)"]),
+        ALL_PASSED,
+        big_output=True,
+    )
     add("cells_deleted", _without_checks(), ALL_PASSED)
-    add("answer_deleted", [c for c in perfect_cells() if "def histogram" not in "".join(c["source"])],
-        _statuses(P, P, P, NA))
-    add("forger", cells(extra=["import glob\nfor f in glob.glob('*.jsonl'):\n    open(f, 'a').write("
-                               "'0' * 64 + ' {\"type\": \"result\", \"exercise\": \"nb02.vector_add\", \"status\": \"passed\"}\\n')"]),
-        _statuses(NA, NA, NA, NA), review=True)
-    s["invalid_json"] = ('{"cells": [ {"cell_type": "code", "source": "import helpers"', dict.fromkeys(EXERCISES, NG),
-                         {"outcome": "invalid"})
+    add(
+        "answer_deleted",
+        [c for c in perfect_cells() if "def histogram" not in "".join(c["source"])],
+        _statuses(P, P, P, NA),
+    )
+    add(
+        "forger",
+        cells(
+            extra=[
+                "import glob\nfor f in glob.glob('*.jsonl'):\n    open(f, 'a').write("
+                '\'0\' * 64 + \' {"type": "result", "exercise": "nb02.vector_add", "status": "passed"}\\n\')'
+            ]
+        ),
+        _statuses(NA, NA, NA, NA),
+        review=True,
+    )
+    s["invalid_json"] = (
+        '{"cells": [ {"cell_type": "code", "source": "import helpers"',
+        dict.fromkeys(EXERCISES, NG),
+        {"outcome": "invalid"},
+    )
     return s
 
 

@@ -13,8 +13,11 @@ WRONG = {
         Wrong("raises", lambda n, t: n // (t - t), "ZeroDivisionError", status="error"),
     ],
     "global_index": [
-        Wrong("wrong index", lambda block_idx, block_dim, thread_idx: block_idx + thread_idx, "multiply block_idx "
-                                                                                              "by block_dim"),
+        Wrong(
+            "wrong index",
+            lambda block_idx, block_dim, thread_idx: block_idx + thread_idx,
+            "multiply block_idx by block_dim",
+        ),
         Wrong("swapped", lambda block_idx, block_dim, thread_idx: thread_idx * block_dim + block_idx, "swapped"),
         Wrong("hard-coded", lambda block_idx, block_dim, thread_idx: 261, "hard-coded"),
     ],

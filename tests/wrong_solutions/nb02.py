@@ -228,13 +228,27 @@ WRONG = {
         Wrong("race", add_racy, "race"),
     ],
     "saxpy": [
-        Wrong("skips last partial block", saxpy_ok, "the last, partial block", options={"launch": lambda n: (n // 64, 64)}),
+        Wrong(
+            "skips last partial block", saxpy_ok, "the last, partial block", options={"launch": lambda n: (n // 64, 64)}
+        ),
         Wrong("missing guard", saxpy_no_guard, "an out-of-bounds access", options={"launch": good_launch}),
         Wrong("bad launch: 0 threads", saxpy_ok, "at least 1", status="error", options={"launch": lambda n: (n, 0)}),
-        Wrong("bad launch: too many threads", saxpy_ok, "1024", status="error", options={"launch": lambda n: ((n + 2047) // 2048, 2048)}),
+        Wrong(
+            "bad launch: too many threads",
+            saxpy_ok,
+            "1024",
+            status="error",
+            options={"launch": lambda n: ((n + 2047) // 2048, 2048)},
+        ),
         Wrong("wrong dtype", saxpy_ok, "whole numbers", status="error", options={"launch": lambda n: (n / 128, 128)}),
         Wrong("no launch given", saxpy_ok, "launch=", status="error"),
-        Wrong("launch not attempted", saxpy_ok, "not written yet", status="not_attempted", options={"launch": placeholder_launch}),
+        Wrong(
+            "launch not attempted",
+            saxpy_ok,
+            "not written yet",
+            status="not_attempted",
+            options={"launch": placeholder_launch},
+        ),
     ],
     "square_stride": [
         Wrong("no grid-stride loop", square_no_loop, "grid-stride loop"),

@@ -90,8 +90,12 @@ def occ_threads_only(threads, regs, smem):
 
 def occ_no_register_rounding(threads, regs, smem):
     warps = (threads + 31) // 32
-    return min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // (warps * 32), REGISTERS_PER_SM // (threads * regs),
-               SHARED_PER_SM // smem if smem else MAX_BLOCKS_PER_SM)
+    return min(
+        MAX_BLOCKS_PER_SM,
+        MAX_THREADS_PER_SM // (warps * 32),
+        REGISTERS_PER_SM // (threads * regs),
+        SHARED_PER_SM // smem if smem else MAX_BLOCKS_PER_SM,
+    )
 
 
 def occ_no_block_limit(threads, regs, smem):

@@ -53,7 +53,7 @@ WRONG = {
         Wrong("syntax error", ("x * x", "a +", "y = sqrt(a)", "0"), "NVRTC rejects it"),
     ],
     "clamp": [
-        Wrong("missing extern C", CLAMP_OK.replace('extern "C" ', ""), "extern \"C\""),
+        Wrong("missing extern C", CLAMP_OK.replace('extern "C" ', ""), 'extern "C"'),
         Wrong("wrong signature", CLAMP_OK.replace("float lo", "double lo"), "parameters are wrong"),
         Wrong("syntax error", CLAMP_OK.replace("hi);", "hi)"), "NVRTC rejects it"),
         Wrong("wrong name", CLAMP_OK.replace("void clamp", "void clip"), "no kernel named clamp"),
@@ -65,6 +65,8 @@ WRONG_GPU = {
     "l2_norm": [Wrong("wrong identity", ("x * x", "a + b", "y = sqrt(a)", "1"), "results are wrong")],
     "clamp": [
         Wrong("missing guard", CLAMP_OK.replace("if (i < n) ", ""), "past the end"),
-        Wrong("wrong index", CLAMP_OK.replace("blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"), "results are wrong"),
+        Wrong(
+            "wrong index", CLAMP_OK.replace("blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"), "results are wrong"
+        ),
     ],
 }

@@ -1,0 +1,195 @@
+"""How the grading child runs one student cell and reports on it: IPython syntax turned into
+plain Python, timers and resource limits, signed result lines, and answers turned into plain
+data that cannot run code when the grader reads them.
+
+Used only inside the child process (``child.py``); nothing here imports the course engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import signal
+import types
+
+MAX_MESSAGE = 2000
+_MAGIC = re.compile(r"^\s*[%!]", re.M)
+
+
+class CellTimeout(BaseException):
+    """Raised by the timer; a BaseException so that the engine's ``except Exception`` lets it through."""
+
+
+def _on_alarm(signum, frame):
+    # Re-armed: code that swallows one CellTimeout gets another every half second. Code that
+    # swallows them all, or ignores SIGALRM, is killed by the parent's watchdog instead.
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    raise CellTimeout()
+
+
+def timed(fn, seconds: float):
+    """(value, None) or (None, exception): run fn under a per-call timer, catching everything."""
+    try:
+        try:
+            signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, max(float(seconds), 0.01))
+            return fn(), None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except BaseException as e:  # noqa: BLE001 - student code may raise anything, SystemExit included
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return None, e
+
+
+def limits(job):
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if job.get("memory_mb"):
+            cap = int(job["memory_mb"]) << 20
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (ImportError, ValueError, OSError):
+        pass
+    try:  # Linux: die with the grader (a killed grader must not leave submissions running)
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def signer(path, key):
+    out = open(path, "ab", buffering=0)
+
+    def emit(obj):
+        line = json.dumps(obj, default=str, ensure_ascii=True)
+        mac = hmac.new(key, line.encode(), hashlib.sha256).hexdigest()
+        out.write(f"{mac} {line}\n".encode())
+
+    return emit
+
+
+def short(text, n=MAX_MESSAGE):
+    text = str(text)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# CUDA errors after which the process's context is unusable: every later GPU call fails too.
+# The child then exits with GPU_POISONED so the parent reruns the notebook without the culprit.
+STICKY_CUDA_ERRORS = (
+    "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "CUDA_ERROR_LAUNCH_FAILED",
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+    "CUDA_ERROR_MISALIGNED_ADDRESS",
+    "CUDA_ERROR_HARDWARE_STACK_ERROR",
+    "CUDA_ERROR_INVALID_PC",
+    "cudaErrorIllegalAddress",
+    "cudaErrorLaunchFailure",
+    "cudaErrorIllegalInstruction",
+    "cudaErrorMisalignedAddress",
+)
+
+
+GPU_POISONED = 75
+
+
+def poisons_gpu(text: str) -> bool:
+    return any(code in text for code in STICKY_CUDA_ERRORS)
+
+
+def describe_exception(e) -> str:
+    if isinstance(e, CellTimeout):
+        return "timed out"
+    if isinstance(e, SystemExit):
+        return f"called exit({e.code!r})"
+    if isinstance(e, MemoryError):
+        return "ran out of memory (MemoryError)"
+    return short(f"{type(e).__name__}: {e}", 300)
+
+
+class Shell:
+    """Just enough of ``get_ipython()`` for course notebooks: line/cell magics run their code once
+    (%time, %timeit, %%capture...), ``!shell`` lines and unknown magics are skipped."""
+
+    def __init__(self, ns):
+        self.ns = ns
+
+    def run_line_magic(self, name, line, *_, **__):
+        if name.lstrip("%") in ("time", "timeit", "prun") and line.strip():
+            exec(compile(_strip_timeit_opts(line), "<magic>", "exec"), self.ns)
+
+    def run_cell_magic(self, name, line, body, *_, **__):
+        if name in ("time", "timeit", "capture", "prun"):
+            exec(compile(body, "<magic>", "exec"), self.ns)
+        elif name == "writefile" and line.strip():
+            with open(os.path.basename(line.split()[-1]), "w") as f:
+                f.write(body)
+
+    def system(self, *_, **__):
+        return None
+
+    getoutput = system
+
+    def __getattr__(self, name):  # anything else (events, kernel...) is a harmless no-op
+        return lambda *a, **k: None
+
+
+def _strip_timeit_opts(line):
+    return re.sub(r"^(\s*-\w+(\s+\d+)?)+\s+", "", line)
+
+
+def transform(source: str) -> str:
+    if not _MAGIC.search(source):
+        return source
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        return TransformerManager().transform_cell(source)
+    except Exception:  # noqa: BLE001 - fall back to dropping the lines
+        return "\n".join("" if _MAGIC.match(ln) else ln for ln in source.splitlines())
+
+
+def plain(x, depth=0):
+    """The answer as plain values: subclasses of int/float/str/tuple/list lose their methods and
+    objects with a home-made ``__eq__`` become unequal to everything (``class Liar(int)`` tricks)."""
+    t = type(x)
+    if t in EXACT or depth > 20:
+        return x
+    if t in (tuple, list):
+        return t(plain(v, depth + 1) for v in x)
+    if isinstance(x, bool):
+        return bool(x)
+    if isinstance(x, int):
+        return int.__int__(x)
+    if isinstance(x, float):
+        return float.__float__(x)
+    if isinstance(x, str):
+        return str.__str__(x)
+    if isinstance(x, tuple):
+        return tuple(plain(v, depth + 1) for v in tuple.__iter__(x))
+    if isinstance(x, list):
+        return [plain(v, depth + 1) for v in list.__iter__(x)]
+    eq = getattr(t, "__eq__", None)
+    if isinstance(eq, types.FunctionType) or isinstance(getattr(type(t), "__eq__", None), types.FunctionType):
+        return Opaque(t.__name__)
+    return x
+
+
+class Opaque:
+    def __init__(self, name):
+        self.name = name
+
+    def __eq__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"<a {self.name} object>"
+
+
+EXACT = {int, float, bool, str, complex, type(None), bytes}

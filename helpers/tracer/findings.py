@@ -1,0 +1,97 @@
+"""A verdict, and how verdict sentences name threads, blocks, lines and elements.
+
+Shared by the analyses in ``verdicts`` and ``races`` (and the grouping by ``metrics``).
+"""
+
+import linecache
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .records import ATOMIC, READ, WRITE
+
+VERB = {READ: "read", WRITE: "wrote", ATOMIC: "atomically updated"}
+
+
+@dataclass
+class Verdict:
+    """One kind of mistake on one array, with its first example and how many more there are."""
+
+    kind: str
+    message: str
+    array: object = None  # array name, or None (divergent barrier)
+    index: object = None  # multi-dimensional element index of the example
+    block: object = None  # (x, y, z) of the example
+    thread: object = None  # (x, y, z) within its block
+    line: object = None
+    count: int = 1  # offending elements (or events) in all
+    accesses: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # ^ positions in Trace.accesses of every offending access, for highlighting in pictures
+    details: dict = field(default_factory=dict)
+
+    def __str__(self):
+        return self.message
+
+
+def group_ids(*cols):
+    """Dense group id per row for the combination of `cols` (and the number of groups)."""
+    n = len(cols[0])
+    if n == 0:
+        return np.zeros(0, np.int64), 0
+    order = np.lexsort(cols[::-1])
+    change = np.zeros(n, bool)
+    change[0] = True
+    for c in cols:
+        s = c[order]
+        change[1:] |= s[1:] != s[:-1]
+    gid_sorted = np.cumsum(change) - 1
+    gid = np.empty(n, np.int64)
+    gid[order] = gid_sorted
+    return gid, int(gid_sorted[-1]) + 1
+
+
+def ranges(values):
+    """[0,1,2,5,7,8] -> '0–2, 5, 7–8' (sorted, unique)."""
+    values = np.unique(np.asarray(values, dtype=np.int64))
+    if len(values) == 0:
+        return ""
+    breaks = np.flatnonzero(np.diff(values) != 1)
+    starts = np.r_[values[0], values[breaks + 1]]
+    ends = np.r_[values[breaks], values[-1]]
+    parts = [f"{s}" if s == e else f"{s}–{e}" for s, e in zip(starts, ends)]
+    if len(parts) > 6:
+        parts = parts[:6] + [f"… ({len(parts) - 6} more ranges)"]
+    return ", ".join(parts)
+
+
+def fmt3(xyz, dims):
+    """(3, 0, 0) -> '3' for 1-D launches, '(3, 0)' for 2-D, '(3, 0, 1)' for 3-D."""
+    n = 3 if dims[2] > 1 else 2 if dims[1] > 1 else 1
+    return str(xyz[0]) if n == 1 else "(" + ", ".join(str(v) for v in xyz[:n]) + ")"
+
+
+def idx(index):
+    return ", ".join(str(int(i)) for i in index)
+
+
+def who(t, gtid):
+    return f"thread {fmt3(t.thread_of(gtid), t.blockdim)} of block {fmt3(t.block_of(gtid), t.griddim)}"
+
+
+def where(t, loc):
+    where = t.locations[loc]
+    src = where.source
+    return f"line {where.line}" + (f" (`{src}`)" if src else "")
+
+
+def more(count, one, many):
+    """' …and 3 more elements of x.' (count includes the example already described)."""
+    if count <= 1:
+        return ""
+    return f" …and {count - 1} more {one if count == 2 else many}."
+
+
+def source_line(code, line):
+
+    s = linecache.getline(code.co_filename, line).strip()
+    return f" (`{s}`)" if s else ""

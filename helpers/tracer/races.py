@@ -1,0 +1,174 @@
+"""Races: two threads of one block touch one element in the same barrier epoch (at least one a
+plain write, or a plain read against an atomic), or two blocks touch one element at all.
+"""
+
+import numpy as np
+
+from .findings import VERB, Verdict, group_ids, more, where, who
+from .records import ATOMIC, READ, WRITE
+
+
+def _conflicting_groups(gid, ngroups, actor, kind):
+    """Which groups hold a racing pair: different actors, one a plain write, or read vs atomic."""
+    big = np.iinfo(np.int64).max
+    lo, hi = {}, {}
+    for k in (READ, WRITE, ATOMIC, None):
+        m = slice(None) if k is None else kind == k
+        lo[k] = np.full(ngroups, big, np.int64)
+        hi[k] = np.full(ngroups, -1, np.int64)
+        np.minimum.at(lo[k], gid[m], actor[m])
+        np.maximum.at(hi[k], gid[m], actor[m])
+    has = {k: hi[k] >= 0 for k in (READ, WRITE, ATOMIC)}
+    one_writer = has[WRITE] & (lo[WRITE] == hi[WRITE])
+    return (
+        (has[WRITE] & (lo[WRITE] != hi[WRITE]))
+        | (one_writer & ((lo[None] != lo[WRITE]) | (hi[None] != hi[WRITE])))
+        | (
+            ~has[WRITE]
+            & has[READ]
+            & has[ATOMIC]
+            & ~((lo[READ] == hi[READ]) & (lo[ATOMIC] == hi[ATOMIC]) & (lo[READ] == lo[ATOMIC]))
+        )
+    )
+
+
+def _conflict(k1, k2):
+    return WRITE in (k1, k2) or {k1, k2} == {READ, ATOMIC}
+
+
+def _first_pair(rows, actor, kind):
+    """The first (earlier, later) pair of record positions that race, in execution order."""
+    rows = rows[:4000]
+    for j in range(len(rows)):
+        for i in range(j):
+            if actor[rows[i]] != actor[rows[j]] and _conflict(kind[rows[i]], kind[rows[j]]):
+                return rows[i], rows[j]
+    return rows[0], rows[-1]
+
+
+def find_races(t):
+    a = t.accesses
+    if len(a) == 0:
+        return []
+    block = a.block
+    space = np.array([info.space for info in t.arrays], dtype=object)
+    is_global = np.array([s == "global" for s in space], bool)[a.array]
+    racy = np.zeros(len(a), bool)  # records in a racing element
+    cross = np.zeros(len(a), bool)
+
+    # same block, same epoch: actors are threads
+    gid, ng = group_ids(a.array, block, a.epoch, a.index)
+    bad = _conflicting_groups(gid, ng, a.gtid, a.kind)
+    racy |= bad[gid]
+    # different blocks, any epoch (global memory only): actors are blocks
+    g = np.flatnonzero(is_global)
+    if len(g):
+        gid2, ng2 = group_ids(a.array[g], a.index[g])
+        bad2 = _conflicting_groups(gid2, ng2, block[g], a.kind[g])
+        cross[g] = bad2[gid2]
+    verdicts = []
+    for aid in np.unique(a.array[racy | cross]):
+        info = t.arrays[aid]
+        rows_all = np.flatnonzero((a.array == aid) & (racy | cross))
+        first = rows_all[0]
+        element = a.index[first]
+        n_elements = len(np.unique(a.index[rows_all]))
+        same = rows_all[a.index[rows_all] == element]
+        if racy[first]:
+            same = same[(block[same] == block[first]) & (a.epoch[same] == a.epoch[first])]
+            actor = a.gtid
+        else:
+            actor = block
+        i, j = _first_pair(same, actor, a.kind)
+        verdicts.append(_race_verdict(t, info, element, i, j, rows_all, n_elements, same))
+    return verdicts
+
+
+def _race_verdict(t, info, element, i, j, rows, n_elements, same):
+    a = t.accesses
+    index = np.unravel_index(int(element), info.shape)
+    cross_block = a.block[i] != a.block[j]
+    ki, kj = int(a.kind[i]), int(a.kind[j])
+    name = info.element(index)
+    both_write = np.any((a.gtid[same] == a.gtid[i]) & (a.kind[same] != READ)) and np.any(
+        (a.gtid[same] == a.gtid[j]) & (a.kind[same] != READ)
+    )
+    li, lj = t.locations[a.loc[i]].line, t.locations[a.loc[j]].line
+    if cross_block:
+        when = "but they are in different blocks, and nothing orders different blocks"
+        fix = (
+            "Let each block write its own element (e.g. index by cuda.blockIdx.x) and combine "
+            "them afterwards, or use cuda.atomic.add for a shared total."
+        )
+    else:
+        when = "with no cuda.syncthreads() between them"
+        if ATOMIC in (ki, kj):
+            fix = (
+                "Read the value only after all atomic updates are done: put a "
+                "cuda.syncthreads() between the atomics and the read."
+            )
+        elif both_write:
+            fix = (
+                "Several threads update the same element and overwrite each other's work: "
+                "use an atomic such as cuda.atomic.add(array, index, value)."
+            )
+        elif _rounds_without_barrier(a, i) or _rounds_without_barrier(a, j):
+            line = li if ki == WRITE else lj
+            fix = (
+                f"A loop goes round again without a barrier: put a cuda.syncthreads() inside "
+                f"the loop, after line {line}, so each round finishes before the next starts."
+            )
+        elif li == lj:
+            fix = (
+                f"Split line {li} in two phases: read into a local variable, call "
+                f"cuda.syncthreads(), then write (or write into a second buffer)."
+            )
+        elif _came_round_again(a, i, j):
+            fix = (
+                f"The write at line {li} belongs to the next round of a loop and overwrote "
+                f"a value other threads still needed: add a cuda.syncthreads() at the end "
+                f"of the loop body, after line {lj}."
+            )
+        else:
+            fix = (
+                f"Put a cuda.syncthreads() between line {min(li, lj)} and line {max(li, lj)} "
+                f"so that every write finishes before any thread reads, or use a second "
+                f"buffer."
+            )
+    msg = (
+        f"Race on {name}: {who(t, a.gtid[i])} {VERB[ki]} it at {where(t, a.loc[i])} and "
+        f"{who(t, a.gtid[j])} {VERB[kj]} it at {where(t, a.loc[j])}, {when}. The result "
+        f"depends on which thread runs first, so it can change from run to run even if it "
+        f"looks right now. {fix}"
+        + more(n_elements, f"element of {info.var} is raced on", f"elements of {info.var} are raced on")
+    )
+    return Verdict(
+        "race",
+        msg,
+        info.name,
+        tuple(int(v) for v in index),
+        t.block_of(a.gtid[i]),
+        t.thread_of(a.gtid[i]),
+        li,
+        n_elements,
+        rows,
+        details={
+            "pair": (int(i), int(j)),
+            "cross_block": bool(cross_block),
+            "other_thread": t.thread_of(a.gtid[j]),
+            "other_block": t.block_of(a.gtid[j]),
+            "other_line": lj,
+        },
+    )
+
+
+def _rounds_without_barrier(a, w):
+    """Did the thread of record `w` write at that line more than once within one epoch?"""
+    same = (a.gtid == a.gtid[w]) & (a.epoch == a.epoch[w]) & (a.loc == a.loc[w]) & (a.kind == WRITE)
+    return np.count_nonzero(same) > 1
+
+
+def _came_round_again(a, i, j):
+    """Did the thread of record i run record j's line earlier in the same epoch (a loop)?"""
+    earlier = np.arange(len(a)) < i
+    return bool(np.any(earlier & (a.gtid == a.gtid[i]) & (a.epoch == a.epoch[i]) & (a.loc == a.loc[j])))
