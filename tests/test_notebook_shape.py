@@ -14,7 +14,8 @@ SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))
 
 # The exercise levels, as docs/authoring.md defines them ("Exercises").
 LEVELS = ("warm-up", "core", "stretch")
-HEADING = re.compile(rf"### Exercise (?P<n>[1-9]\d*) · (?P<title>\S.*?) \((?P<level>{'|'.join(map(re.escape, LEVELS))})\)")
+HEADING = re.compile(r"### Exercise (?P<n>[1-9]\d*) · (?P<title>\S.*?) "
+                     rf"\((?P<level>{'|'.join(map(re.escape, LEVELS))})\)")
 STUCK = re.compile(r"Stuck\? Run `(?P<obj>(?P<mod>\w+)\.(?P<name>\w+))\.hint\(\)` for a nudge \(again for more\); "
                    r"`(?P=obj)\.solution\(\)` shows an answer\.")
 ANY_EXERCISE_HEADING = re.compile(r"\s{0,3}#{1,6}\s.*\bExercise\b")  # "## Exercises" is the section, not an exercise
