@@ -125,6 +125,13 @@ def test_unwritten_message_names_the_cause():
     assert "50 of 100" in msg and "exactly one thread" in msg
 
 
+def test_unwritten_message_for_one_result_per_block():
+    msg = E._unwritten_message("out", np.arange(1, 4), 4, (4,), (32,), "per_element", per_block=True)
+    assert "only block 0 wrote its result" in msg and "out[cuda.blockIdx.x]" in msg
+    msg = E._unwritten_message("out", np.array([2]), 4, (4,), (32,), "per_element", per_block=True)
+    assert "out[2] were never written" in msg
+
+
 def test_failure_has_a_picture_and_the_seed():
     r = NEGATE.grade(negate_half, seed=11)
     assert r.status == "failed" and "never written" in r.message
@@ -296,7 +303,7 @@ def test_progress_table_via_helpers(capsys):
     nb01.threads_launched.check(1024)
     helpers.progress()
     out = capsys.readouterr().out
-    assert "nb01.threads_launched" in out and "passed" in out and "nb02.block_sum" in out
+    assert "nb01.threads_launched" in out and "passed" in out and "nb02.histogram" in out
 
 
 def test_progress_default_path_is_the_course_root(monkeypatch, tmp_path):

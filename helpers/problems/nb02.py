@@ -1,8 +1,7 @@
-"""Notebook 02 - first kernels: one thread per element, bounds guards, grid-stride loops,
-atomics and shared memory. Each reference kernel is the model answer shown by ``solution()``.
+"""Notebook 02 - first kernels: one thread per element, bounds guards, grid-stride loops
+and atomics. Each reference kernel is the model answer shown by ``solution()``.
 """
 
-import numba
 import numpy as np
 from numba import cuda
 
@@ -108,38 +107,5 @@ histogram = KernelExercise(
     ),
 )
 
-
-@cuda.jit
-def _block_sum(a, out):
-    tile = cuda.shared.array(32, numba.float32)
-    t, i = cuda.threadIdx.x, cuda.grid(1)
-    tile[t] = a[i] if i < a.size else 0.0
-    cuda.syncthreads()
-    s = 16
-    while s > 0:
-        if t < s:
-            tile[t] += tile[t + s]
-        cuda.syncthreads()
-        s //= 2
-    if t == 0:
-        out[cuda.blockIdx.x] = tile[0]
-
-
-block_sum = KernelExercise(
-    prompt=(
-        "Sum each block's 32 elements of a in shared memory (a tree reduction) and write the sum to out[blockIdx.x]."
-    ),
-    args=(In("a", low=0.0, high=4.0), Out("out", shape="blocks")),
-    reference=_block_sum,
-    launch=per_element(32),
-    expect=lambda a: np.add.reduceat(a, np.arange(0, a.size, 32)).astype(np.float32),
-    rtol=1e-4,
-    atol=1e-5,
-    hints=(
-        "Load one element per thread into a shared array, 0.0 for threads past the end.",
-        "Halve the number of active threads each step, and call cuda.syncthreads() after the load and after "
-        "every step.",
-    ),
-)
 
 EXERCISES = register(__name__, globals())

@@ -1,6 +1,5 @@
 """Wrong kernels for helpers/problems/nb02.py, each the mistake a learner really makes."""
 
-import numba
 from numba import cuda
 
 from . import Wrong
@@ -135,87 +134,6 @@ def hist_first_block_only(data, hist):
         cuda.atomic.add(hist, data[i], 1)
 
 
-# -- block_sum
-
-
-@cuda.jit
-def sum_no_barrier(a, out):
-    tile = cuda.shared.array(32, numba.float32)
-    t, i = cuda.threadIdx.x, cuda.grid(1)
-    tile[t] = a[i] if i < a.size else 0.0
-    s = 16
-    while s > 0:
-        if t < s:
-            tile[t] += tile[t + s]
-        s //= 2
-    if t == 0:
-        out[cuda.blockIdx.x] = tile[0]
-
-
-@cuda.jit
-def sum_barrier_in_if(a, out):
-    tile = cuda.shared.array(32, numba.float32)
-    t, i = cuda.threadIdx.x, cuda.grid(1)
-    tile[t] = a[i] if i < a.size else 0.0
-    cuda.syncthreads()
-    s = 16
-    while s > 0:
-        if t < s:
-            tile[t] += tile[t + s]
-            cuda.syncthreads()
-        s //= 2
-    if t == 0:
-        out[cuda.blockIdx.x] = tile[0]
-
-
-@cuda.jit
-def sum_int_tile(a, out):
-    tile = cuda.shared.array(32, numba.int32)  # wrong dtype: each value is truncated
-    t, i = cuda.threadIdx.x, cuda.grid(1)
-    tile[t] = a[i] if i < a.size else 0
-    cuda.syncthreads()
-    s = 16
-    while s > 0:
-        if t < s:
-            tile[t] += tile[t + s]
-        cuda.syncthreads()
-        s //= 2
-    if t == 0:
-        out[cuda.blockIdx.x] = tile[0]
-
-
-@cuda.jit
-def sum_no_guard(a, out):
-    tile = cuda.shared.array(32, numba.float32)
-    t, i = cuda.threadIdx.x, cuda.grid(1)
-    tile[t] = a[i]
-    cuda.syncthreads()
-    s = 16
-    while s > 0:
-        if t < s:
-            tile[t] += tile[t + s]
-        cuda.syncthreads()
-        s //= 2
-    if t == 0:
-        out[cuda.blockIdx.x] = tile[0]
-
-
-@cuda.jit
-def sum_block0_only(a, out):
-    tile = cuda.shared.array(32, numba.float32)
-    t = cuda.threadIdx.x
-    tile[t] = a[t] if t < a.size else 0.0
-    cuda.syncthreads()
-    s = 16
-    while s > 0:
-        if t < s:
-            tile[t] += tile[t + s]
-        cuda.syncthreads()
-        s //= 2
-    if t == 0 and cuda.blockIdx.x == 0:
-        out[0] = tile[0]
-
-
 WRONG = {
     "vector_add": [
         Wrong("wrong index", add_wrong_index, "global index"),
@@ -259,12 +177,5 @@ WRONG = {
         Wrong("race", hist_no_atomic, "race"),
         Wrong("hard-coded", hist_hard_coded, "hard-coded"),
         Wrong("first block only", hist_first_block_only, "only the first block's elements"),
-    ],
-    "block_sum": [
-        Wrong("race", sum_no_barrier, "race"),
-        Wrong("divergent barrier", sum_barrier_in_if, "divergent barrier"),
-        Wrong("wrong dtype", sum_int_tile, "integer type"),
-        Wrong("missing guard", sum_no_guard, "an out-of-bounds access"),
-        Wrong("first block only", sum_block0_only, "only block 0"),
     ],
 }
