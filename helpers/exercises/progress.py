@@ -5,11 +5,13 @@ Learners call ``helpers.progress()``, which passes the shipped exercises to ``sh
 The file lives at ``$COURSE_PROGRESS_FILE`` when set (tests use a tmp path), otherwise at
 ``.course-progress.json`` in the course root: the nearest folder, from the current working
 directory up, that holds the ``helpers`` package (notebooks run from ``notebooks/``).
-It is written atomically (temp file + rename) so a crash never leaves half a file.
+It is written atomically (temp file + rename) so a crash never leaves half a file, under a
+lock so two kernels checking at once lose nothing; a damaged file is moved aside, never lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -26,35 +28,136 @@ def progress_path() -> Path:
     env = os.environ.get("COURSE_PROGRESS_FILE")
     if env:
         return Path(env)
-    here = Path.cwd().resolve()
+    try:
+        here = Path.cwd().resolve()
+    except OSError:  # the working folder was deleted under the kernel
+        return Path.home() / FILENAME
     for folder in (here, *here.parents):
         if (folder / "helpers" / "__init__.py").is_file():
             return folder / FILENAME
     return here / FILENAME
 
 
-def load() -> dict:
-    """All recorded exercises as {id: entry}; a missing or damaged file counts as empty."""
+_said = set()  # each problem with the file is reported once per session, in one line
+
+
+def _say_once(key: str, text: str) -> None:
+    if key not in _said:
+        _said.add(key)
+        print(text)
+
+
+# The fields an entry may hold, with their types: anything else in the file is dropped, so a
+# hand-edited or damaged entry can never break a check or the table.
+_FIELDS = {
+    "status": str,
+    "attempts": int,
+    "passed": bool,
+    "last_result": str,
+    "seed": (int, type(None)),
+    "points": (int, float),
+    "max_points": (int, float),
+    "hints_seen": int,
+    "solution_seen": bool,
+    "updated": str,
+}
+_STATUSES = {"passed", "failed", "error", "not_attempted", "unchecked"}
+
+
+def _valid_entry(e) -> dict | None:
+    if not isinstance(e, dict):
+        return None
+    out = {
+        k: v
+        for k, v in e.items()
+        if k in _FIELDS and isinstance(v, _FIELDS[k]) and not (_FIELDS[k] is int and isinstance(v, bool))
+    }
+    if out.get("status") not in _STATUSES:
+        out["status"] = "not_attempted"
+    out["attempts"] = max(0, out.get("attempts", 0))
+    return out
+
+
+def _move_aside(path: Path, why: str) -> None:
+    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
-        data = json.loads(progress_path().read_text())
-        return dict(data.get("exercises", {})) if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+        os.replace(path, aside)
+        where = f"it was moved to {aside.name} and a new one started"
+    except OSError:
+        where = "it is left as it is and ignored"
+    _say_once(f"damaged:{path}", f"Your progress file {path} could not be read ({why}): {where}.")
+
+
+def load() -> dict:
+    """All recorded exercises as {id: entry}. A missing file counts as empty; a damaged one is moved
+    aside (and said once), so an earlier pass is never silently overwritten by a fresh file."""
+    path = progress_path()
+    try:
+        text = Path(os.path.realpath(path)).read_text(encoding="utf-8")
+    except FileNotFoundError:
         return {}
+    except IsADirectoryError:
+        _say_once(f"dir:{path}", f"Progress is not kept: {path} is a folder; remove it or set COURSE_PROGRESS_FILE.")
+        return {}
+    except (OSError, UnicodeDecodeError) as e:
+        _say_once(f"read:{path}", f"Progress could not be read from {path} ({type(e).__name__}): starting empty.")
+        return {}
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        _move_aside(path, "not valid JSON")
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("exercises", {}), dict):
+        _move_aside(path, "not a course progress file")
+        return {}
+    entries = {}
+    for ex_id, e in data.get("exercises", {}).items():
+        e = _valid_entry(e)
+        if isinstance(ex_id, str) and e is not None:
+            entries[ex_id] = e
+    return entries
 
 
 def _save(entries: dict) -> None:
+    path = progress_path()
     try:
-        atomic_write(progress_path(), json.dumps({"version": VERSION, "exercises": entries}, indent=1, sort_keys=True))
+        atomic_write(path, json.dumps({"version": VERSION, "exercises": entries}, indent=1, sort_keys=True))
+    except OSError as e:  # a read-only folder must not break a check, but the learner should know
+        _say_once(
+            f"save:{path}",
+            f"Progress could not be saved to {path} ({e.strerror or type(e).__name__}); "
+            "your checks still work, but this session's results will not be remembered.",
+        )
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive lock around read-modify-write, so two kernels checking at once lose nothing."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks; last writer wins
+        yield
+        return
+    lock = Path(os.path.realpath(path)).with_name(f".{path.name}.lock")
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
-        pass  # a read-only folder must not break a check; progress is a convenience
+        yield  # cannot even create the lock: saving will fail too and say so
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _update(ex_id: str, change) -> dict:
-    entries = load()
-    entry = entries.setdefault(ex_id, {"status": "not_attempted", "attempts": 0, "passed": False})
-    change(entry)
-    entry["updated"] = time.strftime("%Y-%m-%d %H:%M:%S")
-    _save(entries)
+    with _locked(progress_path()):
+        entries = load()
+        entry = entries.setdefault(ex_id, {"status": "not_attempted", "attempts": 0, "passed": False})
+        change(entry)
+        entry["updated"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        _save(entries)
     return entry
 
 
