@@ -1,33 +1,25 @@
 """Engine unit tests: inputs, poisoning, comparison, messages, launches, placeholders, seeds,
 progress, hints and solutions. Shipped exercises are covered by test_problems.py."""
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+import numpy as np
+import pytest
+from numba import cuda
 
-import json  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from numba import cuda  # noqa: E402
-
-import helpers  # noqa: E402 - decides CPU/GPU mode before numba is imported
+import helpers
 from helpers import exercises as E
 from helpers.exercises import explain, inputs, launch
-from helpers.exercises import progress as _progress  # noqa: E402
-from helpers.problems import nb01, nb02  # noqa: E402
+from helpers.exercises import progress as _progress
+from helpers.problems import nb01, nb02
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(autouse=True)
-def progress_file(tmp_path, monkeypatch):
-    path = tmp_path / "progress.json"
-    monkeypatch.setenv("COURSE_PROGRESS_FILE", str(path))
-    return path
+pytestmark = pytest.mark.usefixtures("progress_file")  # tests/conftest.py
 
 
 # -- a new exercise takes a dozen lines

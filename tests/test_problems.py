@@ -4,21 +4,16 @@ mistakes (placeholder, missing @cuda.jit, wrong argument count, ...) are derived
 reference, so a new exercise gets them for free.
 """
 
-import os
+import importlib
+import inspect
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+import numpy as np
+import pytest
+from numba import cuda
 
-import importlib  # noqa: E402
-import inspect  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from numba import cuda  # noqa: E402
-
-import helpers  # noqa: E402,F401 - decides CPU/GPU mode before numba is imported
-from helpers import _numba  # noqa: E402
-from helpers.exercises import FunctionExercise, KernelExercise, ValueExercise  # noqa: E402
-from helpers.problems import MODULES, all_exercises  # noqa: E402
+from helpers import _numba
+from helpers.exercises import FunctionExercise, KernelExercise, ValueExercise
+from helpers.problems import MODULES, all_exercises
 
 EXERCISES = all_exercises()
 
@@ -47,9 +42,7 @@ REQUIRED_KERNEL_KINDS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _progress_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("COURSE_PROGRESS_FILE", str(tmp_path / "progress.json"))
+pytestmark = pytest.mark.usefixtures("progress_file")  # tests/conftest.py
 
 
 def _ids(items):

@@ -5,12 +5,8 @@ point), buggy ones expect exactly the listed verdict kinds.  Sizes are small on 
 whole corpus must trace in a few seconds.
 """
 
-import os
-
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-
-from . import buggy, correct  # noqa: E402
-from .case import Case  # noqa: E402
+from . import buggy, correct
+from .case import Case
 
 CASES = correct.CASES + buggy.CASES
 CORRECT = correct.CASES

@@ -2,7 +2,7 @@
 
 ``WRONG`` fails in every mode (array mistakes; CUDA C that NVRTC rejects or that has the wrong
 name/signature). ``WRONG_GPU`` compiles fine and is wrong only in its numbers: it can fail only
-where the check runs the kernel, on a GPU (tests/test_nb08_11.py runs it there).
+where the check runs the kernel, on a GPU (tests/gpu/test_wrong_numbers_gpu.py runs it there).
 """
 
 import numpy as np

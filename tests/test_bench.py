@@ -1,35 +1,27 @@
-"""Notebooks 05-07 and the GPU benchmark, in CPU mode.
+"""Everything under bench/ (the GPU benchmark of notebooks 05-07 and the interop benchmark), in CPU mode.
 
-- Every solution kernel of notebooks 05-07 and every benchmark kernel passes the CPU tracer with
-  no verdict (zero false positives) and computes the right numbers.
-- Every exercise of nb05-nb07: the reference passes, each catalogued wrong answer fails with its
-  own message (the same contract as tests/test_problems.py, which covers these modules once
-  helpers/problems/__init__.py lists them).
-- The benchmark's pure logic (checking results, fractions, pass/miss, the Markdown report) and its
-  orchestration (one failing kernel does not stop the others; wrong numbers mark a row failed),
-  run on the simulator with NumPy standing in for CuPy.
+- bench/kernels.py: every benchmark kernel passes the CPU tracer with no verdict (zero false
+  positives) and computes the right numbers.
+- bench/report.py, pure logic: checking results, fractions, pass/miss, the Markdown report.
+- bench/run.py, orchestration on the simulator with NumPy standing in for CuPy: one failing kernel
+  does not stop the others, wrong numbers mark a row failed; the script's --help and CPU-mode exit.
+- bench/interop.py refuses CPU mode with one plain line.
 """
 
+import math
 import os
+import subprocess
+import sys
+from pathlib import Path
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+import numpy as np
+import pytest
 
-import importlib  # noqa: E402
-import math  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import helpers  # noqa: E402,F401 - decides the mode before numba is imported
-from bench import kernels as K  # noqa: E402
-from bench import report  # noqa: E402
-from helpers.tracer import trace  # noqa: E402
+from bench import kernels as K
+from bench import report
+from helpers.tracer import trace
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("nb05", "nb06", "nb07")
 RNG = np.random.default_rng(0)
 
 
@@ -37,7 +29,7 @@ def _f32(*shape):
     return RNG.random(shape, dtype=np.float32)
 
 
-# ----------------------------------------------------------------------------- tracing the kernels
+# ----------------------------------------------------------------------------- bench/kernels.py, traced
 
 
 def _clean(t):
@@ -98,14 +90,6 @@ def test_sgemm_steps_trace_clean(name, shape):
     launch = K.sgemm_regblock_launch if name == "sgemm_regblock" else K.sgemm_launch
     _clean(trace(getattr(K, name), *launch(m, n), A, B, C, outputs=("C",)))
     np.testing.assert_allclose(C, A @ B, rtol=1e-5, atol=1e-5)
-
-
-def _module(mod):
-    return importlib.import_module(f"helpers.problems.{mod}")
-
-
-# References and every catalogued wrong answer (tests/wrong_solutions/nb05..nb07) run in
-# tests/test_problems.py, like every other notebook's.
 
 
 # ----------------------------------------------------------------------------- benchmark: pure logic
@@ -289,3 +273,21 @@ def test_bench_help_and_cpu_mode_exit():
     assert len(lines) == 1 and "needs an NVIDIA GPU" in lines[0], lines
     bad = _run_script("--only", "nonsense")
     assert bad.returncode == 2 and "unknown kernel" in bad.stderr
+
+
+# ----------------------------------------------------------------------------- bench/interop.py
+
+
+def test_bench_interop_refuses_cpu_mode_plainly(tmp_path):
+    out = tmp_path / "frag.md"
+    env = dict(os.environ, COURSE_MODE="cpu")
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "interop.py"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert r.returncode == 2 and "needs a GPU" in r.stderr and "Traceback" not in r.stderr
+    assert not out.exists()

@@ -1,29 +1,19 @@
-"""Tests of the CPU kernel tracer (helpers.trace / helpers.verdicts / helpers.draw)."""
+"""Tests of the CPU kernel tracer (helpers.tracer: tracing, verdicts, metrics, pictures), on the
+kernel corpus in tests/corpus/."""
 
 import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+import numpy as np
+import pytest
+from numba import cuda
+
+from corpus import BUGGY, CASES
+from helpers.errors import KernelError, LearnerError, UnsupportedByTracer
+from helpers.tracer import Trace, trace
+
 _HERE = Path(__file__).resolve().parent
-for p in (str(_HERE.parent), str(_HERE)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
-
-if "numba.cuda" not in sys.modules and "numba.core.config" in sys.modules:
-    # pytest reads `filterwarnings` (which names a numba class) before conftest sets the flag
-    import numba.core.config
-
-    numba.core.config.reload_config()
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from numba import cuda  # noqa: E402
-
-import helpers  # noqa: E402,F401  - the course rule: helpers before numba.cuda
-from corpus import BUGGY, CASES  # noqa: E402
-from helpers.errors import KernelError, LearnerError, UnsupportedByTracer  # noqa: E402
-from helpers.tracer import Trace, trace  # noqa: E402
 
 
 def run_case(case):

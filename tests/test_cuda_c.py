@@ -1,0 +1,57 @@
+"""helpers.cuda_c: the CUDA C toolbox of notebooks 08-11 (NVRTC compile, plain error messages,
+entry points, the CuPy/PyCUDA kernel-source wrappers, signature probes). Runs in CPU mode too:
+NVRTC compiles without a GPU.
+
+The CUDA C sources the course ships are compiled in test_cuda_sources.py.
+"""
+
+import pytest
+
+from helpers import cuda_c
+
+
+def test_check_unpacks_and_raises():
+    from cuda.bindings import driver, nvrtc
+
+    ok = nvrtc.nvrtcResult.NVRTC_SUCCESS
+    assert cuda_c.check((ok,)) is None
+    assert cuda_c.check((ok, 5)) == 5
+    assert cuda_c.check((ok, 1, 2)) == (1, 2)
+    with pytest.raises(cuda_c.CudaError, match="CUDA_ERROR_INVALID_VALUE"):
+        cuda_c.check((driver.CUresult.CUDA_ERROR_INVALID_VALUE, None))
+    with pytest.raises(TypeError):
+        cuda_c.check(0)
+
+
+def test_compile_error_is_one_plain_message():
+    with pytest.raises(cuda_c.CompileError) as e:
+        cuda_c.compile('extern "C" __global__ void k(float* x) { x[0] = 1 }', name="k.cu")
+    msg = str(e.value)
+    assert msg.startswith('k.cu does not compile: k.cu(1): error: expected a ";"') and "\n" not in msg
+    assert "expected" in e.value.log
+
+
+def test_compile_targets_and_entry_points():
+    src = 'extern "C" __global__ void k(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 1.0f; }'
+    assert cuda_c.entry_points(cuda_c.compile(src)) == {"k": 2}
+    assert cuda_c.cubin_arch(cuda_c.compile(src, target="cubin", arch="sm_80")) == "sm_80"
+    assert "k" in cuda_c.entry_points(cuda_c.compile("__global__ void k(float* x, int n) {}", extern_c=True))
+    with pytest.raises(ValueError):
+        cuda_c.cubin_arch(b"// PTX")
+
+
+def test_wrappers_compile_and_catch_mistakes():
+    cuda_c.compile(cuda_c.elementwise_source("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]"))
+    cuda_c.compile(cuda_c.reduction_source("float32 x", "float64 y", "x", "a > b ? a : b", "y = a", "-1e300"))
+    cuda_c.compile(cuda_c.pycuda_elementwise_source("float* x", "x[i] = 2 * x[i]"))
+    with pytest.raises(cuda_c.CompileError):
+        cuda_c.compile(cuda_c.elementwise_source("float32 x", "float32 y", "y = x +"))
+    with pytest.raises(ValueError, match="unknown type"):
+        cuda_c.elementwise_source("float x", "float y", "y = x")
+
+
+def test_signature_probe():
+    src = 'extern "C" __global__ void k(const float* x, float* y, int n) {}'
+    cuda_c.compile(src + cuda_c.signature_probe("k", "float* x, float* y, int n"))  # const on pointees ignored
+    with pytest.raises(cuda_c.CompileError, match="SIGNATURE"):
+        cuda_c.compile(src + cuda_c.signature_probe("k", "float* x, float* y, long long n"))
