@@ -254,3 +254,139 @@ def test_unknown_instruction_is_refused_with_a_sentence():
     x = np.zeros(1, np.float32)
     with pytest.raises(UnsupportedByTracer, match=r"PTX instruction `tex.1d.v4.f32.s32` \(from line 4"):
         run(UNKNOWN, "uses_nanosleep_and_tex", 1, 1, (x, np.uint64(0)))
+
+
+WARP = r"""
+extern "C" __global__ void warp_sum(const float* x, float* out, unsigned* ballot) {
+  float v = x[threadIdx.x];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+  if ((threadIdx.x & 31) == 0) out[threadIdx.x / 32] = v;
+  ballot[threadIdx.x] = __ballot_sync(0xffffffff, x[threadIdx.x] > 0.0f);
+}
+extern "C" __global__ void bad_mask(float* x) {
+  if (threadIdx.x < 16) x[threadIdx.x] = __shfl_down_sync(0xffffffff, x[threadIdx.x], 1);
+}
+"""
+
+
+def test_warp_shuffle_reduction_and_ballot():
+    x = np.arange(-20, 44, dtype=np.float32)
+    out, ballot = np.zeros(2, np.float32), np.zeros(64, np.uint32)
+    r = run(WARP, "warp_sum", 1, 64, (x, out, ballot))
+    np.testing.assert_array_equal(out, x.reshape(2, 32).sum(1))
+    want = [sum(1 << i for i in range(32) if x[w * 32 + i] > 0) for w in range(2)]
+    np.testing.assert_array_equal(ballot, np.repeat(np.array(want, np.uint32), 32))
+    assert not r.warp_misuse
+
+
+def test_shuffle_with_absent_lanes_is_a_warp_misuse():
+    r = run(WARP, "bad_mask", 1, 32, (np.zeros(32, np.float32),))
+    assert r.warp_misuse and r.warp_misuse[0]["line"] == 9 and 16 in r.warp_misuse[0]["missing"]
+
+
+INTS = r"""
+extern "C" __global__ void ints(const int* a, const int* b, int* prod, unsigned* sh, int* q) {
+  int i = threadIdx.x;
+  prod[i] = a[i] * b[i];
+  sh[i] = ((unsigned)a[i]) >> (i % 32);
+  q[i] = a[i] / (b[i] == 0 ? 1 : b[i]) + a[i] % (b[i] == 0 ? 1 : b[i]);
+}
+"""
+
+
+def test_int32_overflow_wraps_and_unsigned_shift_is_logical():
+    rng = np.random.default_rng(3)
+    a = rng.integers(-(2**31), 2**31, 64).astype(np.int32)
+    b = rng.integers(-(2**31), 2**31, 64).astype(np.int32)
+    prod, sh, q = np.zeros(64, np.int32), np.zeros(64, np.uint32), np.zeros(64, np.int32)
+    run(INTS, "ints", 1, 64, (a, b, prod, sh, q))
+    np.testing.assert_array_equal(prod, (a.astype(np.int64) * b & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
+    np.testing.assert_array_equal(sh, a.view(np.uint32) >> (np.arange(64) % 32).astype(np.uint32))
+    bb = np.where(b == 0, 1, b).astype(np.int64)
+    quo = np.trunc(a / bb).astype(np.int64)
+    np.testing.assert_array_equal(q, (quo + (a - quo * bb)).astype(np.int32))
+
+
+FLOATS = r"""
+extern "C" __global__ void corners(const float* x, float* out) {
+  int i = threadIdx.x;
+  out[4 * i + 0] = 1.0f / x[i];
+  out[4 * i + 1] = sqrtf(x[i]);
+  out[4 * i + 2] = x[i] * 0.5f;
+  out[4 * i + 3] = x[i] - x[i];
+}
+extern "C" __global__ void arith(const float* a, const float* b, float* out) {
+  int i = threadIdx.x;
+  float s = a[i] + b[i];
+  float d = a[i] / b[i];
+  out[i] = s * d;
+}
+extern "C" __global__ void dbl(const double* a, double* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a[i] / 3.0 + sqrt(a[i]);
+}
+"""
+
+
+def test_float_corner_cases():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, 1e-40, 3.0], np.float32)
+    out = np.zeros(32, np.float32)
+    run(FLOATS, "corners", 1, 8, (x, out))
+    with np.errstate(all="ignore"):
+        want = np.stack([np.float32(1) / x, np.sqrt(x), x * np.float32(0.5), x - x], 1).ravel()
+    np.testing.assert_array_equal(out.view(np.uint32)[~np.isnan(want)], want.view(np.uint32)[~np.isnan(want)])
+    assert np.array_equal(np.isnan(out), np.isnan(want))
+    assert out[24 + 2] == np.float32(5e-41)  # a denormal result is kept (no flush to zero)
+
+
+def test_float32_rounding_matches_numpy():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal(256).astype(np.float32), rng.standard_normal(256).astype(np.float32)
+    out = np.zeros(256, np.float32)
+    run(FLOATS, "arith", 1, 256, (a, b, out))
+    np.testing.assert_array_equal(out, (a + b) * (a / b))
+
+
+def test_double_precision_kernel():
+    a = np.random.default_rng(5).random(100) * 100
+    out = np.zeros(100)
+    run(FLOATS, "dbl", 1, 128, (a, out, np.int32(100)))
+    np.testing.assert_array_equal(out, a / 3.0 + np.sqrt(a))
+
+
+MISC = r"""
+__device__ __noinline__ float square_plus(float v, float w) { return v * v + w; }
+extern "C" __global__ void calls(const float* x, float* y) {
+  int i = threadIdx.x;
+  if (i % 2) y[i] = square_plus(x[i], 1.0f); else y[i] = -x[i];
+}
+extern "C" __global__ void reverse(float* x) {
+  extern __shared__ float buf[];
+  buf[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  x[threadIdx.x] = buf[blockDim.x - 1 - threadIdx.x];
+}
+extern "C" __global__ void hello(const float* x) {
+  printf("thread %d sees %.2f\n", threadIdx.x, x[threadIdx.x]);
+}
+"""
+
+
+def test_noinline_device_function_call():
+    x = np.arange(10, dtype=np.float32)
+    y = np.zeros(10, np.float32)
+    r = run(MISC, "calls", 1, 10, (x, y))
+    np.testing.assert_array_equal(y, np.where(np.arange(10) % 2, x * x + 1, -x))
+    assert ".func" in r.ptx
+
+
+def test_dynamic_extern_shared():
+    x = np.arange(48, dtype=np.float32)
+    r = run(MISC, "reverse", 1, 48, (x,), shared_bytes=48 * 4)
+    np.testing.assert_array_equal(x, np.arange(48, dtype=np.float32)[::-1])
+    assert [a.shape for a in r.arrays if a.space == "shared"] == [(48,)]
+
+
+def test_printf_is_captured_in_thread_order():
+    r = run(MISC, "hello", 1, 3, (np.array([1.5, 2.25, -3], np.float32),))
+    assert r.printed == ["thread 0 sees 1.50\n", "thread 1 sees 2.25\n", "thread 2 sees -3.00\n"]

@@ -117,18 +117,25 @@ class Block:
                 pcs = np.where(live, self.pc, np.iinfo(np.int64).max)
                 p = int(pcs.min())
                 grp = np.flatnonzero(pcs == p)
-                self.group(None if len(grp) == self.n else grp, p)
+                rest = pcs[pcs > p]
+                stop = int(rest.min()) if len(rest) else np.iinfo(np.int64).max
+                self.group(None if len(grp) == self.n else grp, p, stop)
         self.flush()
         prog.printed.extend(text for _, text in sorted(self.printed, key=lambda x: x[0]))
         prog.steps += int(self.tsteps.sum())
 
-    def group(self, idx, p):
+    def group(self, idx, p, stop):
+        """Run the threads idx from p until they split, wait, exit, or reach `stop`, the lowest
+        place other threads are parked at: there they merge again (reconvergence)."""
         code, limit = self.prog.code, self.prog.max_steps
         done = int(self.tsteps.max() if idx is None else self.tsteps[idx].max())
         if done > limit:
             self.runaway(idx, p, done)
         k = 0
         while True:
+            if p >= stop:
+                self.pc[self.tids(idx)] = p
+                break
             fn, guard, ctl = code[p]
             k += 1
             if ctl:
