@@ -24,7 +24,19 @@ from ..errors import LearnerError
 from .parser import parse
 from .program import ArrayInfo, Location, Program, SourceRef, demangle
 
-__all__ = ["ATOMIC", "READ", "WRITE", "ArrayInfo", "Location", "PtxRun", "SourceRef", "compile_source", "run"]
+__all__ = [
+    "ATOMIC",
+    "READ",
+    "WRITE",
+    "ArrayInfo",
+    "Location",
+    "PtxRun",
+    "SourceRef",
+    "compile_source",
+    "run",
+    "trace",
+    "to_trace",
+]
 READ, WRITE, ATOMIC = 0, 1, 2
 MAX_STEPS = 200_000
 _counter = itertools.count(1)
@@ -136,3 +148,16 @@ def run(
     for original, host in prog.write_back:
         original[...] = host
     return PtxRun(prog, text)
+
+
+def trace(source, kernel_name, griddim, blockdim, *args, outputs=(), **options):
+    """Run CUDA C on the CPU and return a helpers.tracer.Trace (verdicts, metrics, pictures)."""
+    from .trace import trace as _trace
+
+    return _trace(source, kernel_name, griddim, blockdim, *args, outputs=outputs, **options)
+
+
+def to_trace(r, outputs=()):
+    from .trace import to_trace as _to_trace
+
+    return _to_trace(r, outputs)
