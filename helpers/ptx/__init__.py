@@ -152,12 +152,13 @@ def run(
 
 def trace(source, kernel_name, griddim, blockdim, *args, outputs=(), **options):
     """Run CUDA C on the CPU and return a helpers.tracer.Trace (verdicts, metrics, pictures)."""
-    from .trace import trace as _trace
+    from .adapter import trace as _trace
 
     return _trace(source, kernel_name, griddim, blockdim, *args, outputs=outputs, **options)
 
 
 def to_trace(r, outputs=()):
-    from .trace import to_trace as _to_trace
+    """A finished PtxRun as a helpers.tracer.Trace; `outputs`: arrays every thread must fill."""
+    from .adapter import to_trace as _to_trace
 
     return _to_trace(r, outputs)

@@ -101,7 +101,10 @@ def _shared_decl(source, var):
         return None, None, None
     consts = dict(re.findall(r"#define\s+(\w+)\s+\(?(\d+)\)?", source))
     consts.update(re.findall(r"(?:const|constexpr)\s+(?:int|unsigned|size_t)\s+(\w+)\s*=\s*(\d+)\s*;", source))
-    pat = rf"__shared__\s+(?:__align__\(\d+\)\s+)?((?:unsigned\s+|signed\s+|const\s+)*[A-Za-z_]\w*(?:\s+long)?)\s+{re.escape(var)}\s*((?:\[[^\]]*\])*)"
+    pat = (
+        r"__shared__\s+(?:__align__\(\d+\)\s+)?((?:unsigned\s+|signed\s+|const\s+)*[A-Za-z_]\w*(?:\s+long)?)"
+        rf"\s+{re.escape(var)}\s*((?:\[[^\]]*\])*)"
+    )
     m = re.search(pat, source)
     if not m:
         return None, None, None

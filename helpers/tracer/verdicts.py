@@ -238,9 +238,10 @@ def _divergent(t):
     for line, ts in ev["elsewhere"].items():
         missing.append(f"threads {ranges(ts)} were waiting at the syncthreads() on line {line}")
     ids = " (linear ids)" if t.blockdim[1] > 1 or t.blockdim[2] > 1 else ""
+    barrier = "__syncthreads()" if _is_c(t) else "cuda.syncthreads()"
     msg = (
         f"Divergent barrier: in block {block}, threads{ids} {ranges(ev['arrived'])} waited at "
-        f"{'__syncthreads()' if _is_c(t) else 'cuda.syncthreads()'} on line {ev['line']}{source_line(ev['code'], ev['line'])}, but "
+        f"{barrier} on line {ev['line']}{source_line(ev['code'], ev['line'])}, but "
         f"{' and '.join(missing)}. Every thread of a block must reach the same "
         f"syncthreads(); on a GPU this can hang or silently skip the barrier. Move the "
         f"syncthreads() out of the `if` (and guard the work instead of returning early)."

@@ -5,15 +5,14 @@
     t.verdicts, t.metrics, t.show()
 
 Why a separate module: helpers.ptx runs kernels and knows nothing of verdicts; the tracer package
-sits below it, so only this adapter imports both.
+sits below it, so only this adapter imports both (helpers.ptx.trace runs, then calls it).
 """
 
 from __future__ import annotations
 
 from ..tracer.result import Trace
-from . import run as ptx_run
 
-__all__ = ["to_trace", "trace"]
+__all__ = ["to_trace"]
 
 
 def to_trace(r, outputs=()) -> Trace:
@@ -33,8 +32,3 @@ def to_trace(r, outputs=()) -> Trace:
     t.outputs = [o if isinstance(o, int) else t.array_id(o) for o in outputs]
     t.printed = r.printed
     return t
-
-
-def trace(source, kernel_name, griddim, blockdim, *args, outputs=(), **options) -> Trace:
-    """Run one launch of CUDA C `kernel_name` on the CPU (see helpers.ptx.run) and return its Trace."""
-    return to_trace(ptx_run(source, kernel_name, griddim, blockdim, args, **options), outputs)
