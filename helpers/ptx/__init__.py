@@ -152,9 +152,9 @@ def run(
 
 def trace(source, kernel_name, griddim, blockdim, *args, outputs=(), **options):
     """Run CUDA C on the CPU and return a helpers.tracer.Trace (verdicts, metrics, pictures)."""
-    from .adapter import trace as _trace
+    from .adapter import to_trace as _to_trace
 
-    return _trace(source, kernel_name, griddim, blockdim, *args, outputs=outputs, **options)
+    return _to_trace(run(source, kernel_name, griddim, blockdim, args, **options), outputs)
 
 
 def to_trace(r, outputs=()):
