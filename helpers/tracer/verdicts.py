@@ -52,7 +52,26 @@ def find_verdicts(t):
     verdicts += _divergent(t)
     verdicts += _unwritten(t)
     verdicts += _warp_misuse(t)
+    if _is_c(t):
+        for v in verdicts:
+            v.message = _in_c(v.message)
     return verdicts
+
+
+_C_WORDS = (
+    ("cuda.atomic.add(array, index, value)", "atomicAdd(&array[index], value)"),
+    ("cuda.atomic.add", "atomicAdd"),
+    ("cuda.syncthreads()", "__syncthreads()"),
+    ("cuda.blockIdx.x", "blockIdx.x"),
+    ("`if i > 0:`", "`if (i > 0)`"),
+)
+
+
+def _in_c(message):
+    """The sentences name Numba's spelling; a CUDA C learner reads the C one."""
+    for numba, c in _C_WORDS:
+        message = message.replace(numba, c)
+    return message
 
 
 def _is_c(t):
