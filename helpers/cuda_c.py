@@ -243,16 +243,13 @@ def pycuda_elementwise_source(arguments: str, operation: str, name: str = "eleme
 
 
 def signature_probe(kernel: str, c_params: str) -> str:
-    """C++ appended to a source so that it compiles only if ``kernel`` takes ``c_params``
-    (const on pointees ignored): a wrong signature becomes a readable compile error."""
-    types = ", ".join(re.sub(r"\bconst\b", "", " ".join(p.split()[:-1])).strip() for p in c_params.split(","))
+    """C++ appended to a source so that it compiles only if ``kernel`` takes exactly ``c_params``,
+    const and pointer order included: a swapped ``float* out, const float* x`` would pass an
+    output where an input is expected, so it is a wrong signature too."""
+    types = ", ".join(" ".join(p.split()[:-1]) for p in c_params.split(","))
     return (
         "\ntemplate<class A, class B> struct _same_t { static const bool v = false; };\n"
         "template<class A> struct _same_t<A, A> { static const bool v = true; };\n"
-        "template<class T> struct _nc_t { typedef T t; };\n"
-        "template<class T> struct _nc_t<const T*> { typedef T* t; };\n"
-        "template<class F> struct _sig_t;\n"
-        "template<class... A> struct _sig_t<void (*)(A...)> { typedef void (*t)(typename _nc_t<A>::t...); };\n"
-        f"static_assert(_same_t<_sig_t<decltype(&{kernel})>::t, void (*)({types})>::v, "
+        f"static_assert(_same_t<decltype(&{kernel}), void (*)({types})>::v, "
         f'"SIGNATURE: the kernel must be declared as {kernel}({c_params})");\n'
     )

@@ -52,6 +52,8 @@ def test_wrappers_compile_and_catch_mistakes():
 
 def test_signature_probe():
     src = 'extern "C" __global__ void k(const float* x, float* y, int n) {}'
-    cuda_c.compile(src + cuda_c.signature_probe("k", "float* x, float* y, int n"))  # const on pointees ignored
+    cuda_c.compile(src + cuda_c.signature_probe("k", "const float* x, float* y, int n"))
+    with pytest.raises(cuda_c.CompileError, match="SIGNATURE"):  # const and pointer order count
+        cuda_c.compile(src + cuda_c.signature_probe("k", "float* y, const float* x, int n"))
     with pytest.raises(cuda_c.CompileError, match="SIGNATURE"):
         cuda_c.compile(src + cuda_c.signature_probe("k", "float* x, float* y, long long n"))

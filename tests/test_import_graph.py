@@ -22,6 +22,7 @@ LAYERS = (
     ("helpers._numba", "helpers.env", "helpers.cuda_c"),
     ("helpers.geometry",),
     ("helpers.tracer",),
+    ("helpers.ptx",),
     ("helpers.exercises",),
     ("helpers.problems",),
     ("helpers", "helpers.grading", "helpers.grade"),

@@ -4,9 +4,10 @@
   runs with ``xp = cupy``; in CPU mode NumPy stands in (CuPy mirrors NumPy's API), and the
   message says so.
 - ``CudaCExercise``  CUDA C (a RawKernel/SourceModule source or an ElementwiseKernel/ReductionKernel
-  snippet). Everywhere: compiled with NVRTC, kernel name and signature checked. On a GPU also
-  run and compared with NumPy, with a guard band after the output to catch a missing bounds check.
-  In CPU mode the message states plainly that the numbers were not checked.
+  snippet). Everywhere: compiled with NVRTC, kernel name and signature checked, then run and
+  compared with NumPy, with a guard band after the output to catch a missing bounds check: on a
+  GPU through the library, in CPU mode from its PTX in helpers.ptx (cuda_run.py). Where the CPU
+  runner refuses an instruction the status is "unchecked", never "passed".
 - ``CallExercise``   a plain function graded by a custom ``judge`` (for answers that must raise,
   return addresses, and other things ``FunctionExercise`` does not compare).
 """
@@ -142,6 +143,12 @@ class CudaCExercise(Exercise):
     arguments: str = ""  # pycuda_elementwise
     reference: Any = None  # the model answer: a source string, or a 4-tuple for a reduction
     run_gpu: Callable = None  # (answer, rng) -> (got, want, guard_ok): GPU mode only
+    # CPU mode (cuda_run.py): inputs by parameter name, the NumPy oracle, the written parameter
+    make_inputs: Callable = None  # rng -> {param: NumPy array or scalar}
+    oracle: Callable = None  # values -> expected output
+    output: str = ""
+    mistakes: tuple = ()  # (values -> wrong output, sentence)
+    shared_bytes: int = 0
 
     def reference_answer(self):
         return self.reference
@@ -164,6 +171,7 @@ class CudaCExercise(Exercise):
         if problem:
             return "failed", problem, None, {}
         src = _to_source(self.kind, answer, self)
+        run_src = src
         if self.kind in ("raw", "sourcemodule"):
             src += cuda_c.signature_probe(self.kernel, self.c_params)
         try:
@@ -205,13 +213,18 @@ class CudaCExercise(Exercise):
             return "failed", f"no __global__ function named {self.kernel} in the source.", None, {}
         what = "compiles with NVRTC" + (" and has the right signature" if self.kind in ("raw", "sourcemodule") else "")
         if not env.on_gpu():
-            return (
-                "passed",
-                f"{what}. CPU mode cannot run CUDA C, so the results were NOT checked: run this "
-                "check on a GPU to test the numbers too.",
-                None,
-                {"numbers_checked": False},
-            )
+            if self.make_inputs is None:  # never a green tick for numbers nobody ran
+                return (
+                    "unchecked",
+                    f"{what}, but the numbers could not be run here (this exercise has no CPU runner): run "
+                    "this check on a GPU to test them.",
+                    None,
+                    {"numbers_checked": False},
+                )
+            from .cuda_run import check_on_cpu
+
+            status, message, metrics = check_on_cpu(self, run_src, rng, what)
+            return status, message, None, metrics
         got, want, guard_ok = self.run_gpu(answer, rng)
         if not guard_ok:
             return (

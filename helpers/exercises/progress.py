@@ -210,7 +210,13 @@ def _row(ex_id, e, max_points) -> dict:
     }
 
 
-_COLORS = {"passed": "#1a7f37", "failed": "#cf222e", "error": "#cf222e", "not attempted": "#6e7781"}
+_COLORS = {
+    "passed": "#1a7f37",
+    "failed": "#cf222e",
+    "error": "#cf222e",
+    "not attempted": "#6e7781",
+    "unchecked": "#9a6700",
+}
 
 
 def table_text(rs: list[dict]) -> str:

@@ -15,7 +15,7 @@ class Result:
     (``picture``) where a picture explains more than words."""
 
     exercise: str
-    status: str  # "passed" | "failed" | "not_attempted" | "error"
+    status: str  # "passed" | "failed" | "not_attempted" | "error" | "unchecked" (ran nothing: not passed)
     message: str
     seed: int | None = None
     picture: Any = None
@@ -28,7 +28,7 @@ class Result:
         return self.status == "passed"
 
     def line(self) -> str:
-        mark = {"passed": "✓", "failed": "✗", "error": "✗", "not_attempted": "·"}[self.status]
+        mark = {"passed": "✓", "failed": "✗", "error": "✗", "not_attempted": "·", "unchecked": "?"}[self.status]
         seed = (
             f"  [seed {self.seed}: check(..., seed={self.seed}) repeats it]"
             if self.seed is not None and self.status == "failed"
@@ -40,7 +40,7 @@ class Result:
         return self.line()
 
     def _repr_html_(self) -> str:
-        color = {"passed": "#1a7f37", "not_attempted": "#6e7781"}.get(self.status, "#cf222e")
+        color = {"passed": "#1a7f37", "not_attempted": "#6e7781", "unchecked": "#9a6700"}.get(self.status, "#cf222e")
         out = f"<div style='color:{color};font-weight:600'>{html.escape(self.line())}</div>"
         if self.picture is not None:
             out += f"<img src='data:image/png;base64,{png_base64(self.picture)}'/>"

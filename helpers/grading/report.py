@@ -20,10 +20,19 @@ STATUS_WORDS = {
     "failed": "failed",
     "error": "error",
     "not_attempted": "not attempted",
+    "unchecked": "unchecked",
     "not_graded": "not graded",
     "tampering": "tampering",
 }
-MARK = {"passed": "✅", "failed": "❌", "error": "❌", "not_attempted": "⬜", "not_graded": "⚠️", "tampering": "⛔"}
+MARK = {
+    "passed": "✅",
+    "failed": "❌",
+    "error": "❌",
+    "not_attempted": "⬜",
+    "unchecked": "❔",
+    "not_graded": "⚠️",
+    "tampering": "⛔",
+}
 
 
 def scored(records: list, max_points: dict) -> list[dict]:
@@ -182,7 +191,7 @@ def summary(records: list, max_points: dict, out: Path, seconds: float, warnings
         f"Graded {len(records)} submission(s) of {len({r['student'] for r in records})} student(s) in {seconds:.1f} s.",
         "",
     ]
-    cols = ["passed", "failed", "error", "not_attempted", "not_graded", "tampering"]
+    cols = ["passed", "failed", "error", "not_attempted", "unchecked", "not_graded", "tampering"]
     width = max([len("exercise"), *(len(k) for k in per_ex)])
     lines.append(f"{'exercise':{width}}  " + "  ".join(f"{STATUS_WORDS[c]:>13}" for c in cols))
     for ex in sorted(per_ex):

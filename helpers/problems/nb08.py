@@ -1,7 +1,8 @@
 """Notebook 08 - CuPy: the array API, ElementwiseKernel, ReductionKernel and RawKernel.
 
 Array exercises run on CuPy on a GPU and on NumPy standing in for it in CPU mode. CUDA C
-exercises are compiled with NVRTC everywhere and run (numbers checked) only on a GPU.
+exercises are compiled with NVRTC everywhere and run everywhere: through CuPy on a GPU, from
+their PTX in helpers.ptx in CPU mode (make_inputs / oracle / output below drive that run).
 """
 
 import numpy as np
@@ -58,6 +59,18 @@ def _run_leaky(op, rng):
     return got, np.where(x > 0, x, alpha * x).astype(np.float32), True
 
 
+def _n(rng):  # never a multiple of the block size: the last block has spare threads
+    return 300 + int(rng.integers(1, 100)) * 2 + 1
+
+
+def _leaky_inputs(rng):
+    return {"x": rng.uniform(-2, 2, _n(rng)).astype(np.float32), "alpha": float(rng.uniform(0.05, 0.3))}
+
+
+def _leaky(v):
+    return np.where(v["x"] > 0, v["x"], np.float32(v["alpha"]) * v["x"]).astype(np.float32)
+
+
 leaky_relu = CudaCExercise(
     prompt=f'Write the operation of cupy.ElementwiseKernel("{LEAKY_IN}", "{LEAKY_OUT}", operation): y = x if x '
     "> 0, else alpha * x.",
@@ -67,6 +80,16 @@ leaky_relu = CudaCExercise(
     out_params=LEAKY_OUT,
     reference="y = x > 0 ? x : alpha * x",
     run_gpu=_run_leaky,
+    make_inputs=_leaky_inputs,
+    oracle=_leaky,
+    output="y",
+    mistakes=(
+        (lambda v: np.maximum(v["x"], 0), "for x <= 0 the result must be alpha * x, not 0 (that is a plain ReLU)."),
+        (
+            lambda v: np.where(v["x"] > 0, np.float32(v["alpha"]) * v["x"], v["x"]),
+            "the two branches are swapped: x > 0 keeps x, the other side is alpha * x.",
+        ),
+    ),
     hints=(
         "The operation is one C statement about ONE element: x, alpha and y are plain floats, not arrays.",
         "C's conditional expression: condition ? value_if_true : value_if_false.",
@@ -86,6 +109,10 @@ def _run_l2(answer, rng):
     return got, np.asarray(np.sqrt(np.sum(x.astype(np.float64) ** 2)), dtype=np.float32), True
 
 
+def _l2(v):
+    return np.asarray(np.sqrt(np.sum(v["x"].astype(np.float64) ** 2)), dtype=np.float32)
+
+
 l2_norm = CudaCExercise(
     prompt=f'Give (map_expr, reduce_expr, post_map_expr, identity) for cupy.ReductionKernel("{L2_IN}", '
     f'"{L2_OUT}", ...) computing the L2 norm sqrt(sum(x*x)).',
@@ -95,6 +122,13 @@ l2_norm = CudaCExercise(
     out_params=L2_OUT,
     reference=("x * x", "a + b", "y = sqrt(a)", "0"),
     run_gpu=_run_l2,
+    make_inputs=lambda rng: {"x": rng.uniform(0, 1, _n(rng)).astype(np.float32)},
+    oracle=_l2,
+    output="y",
+    mistakes=(
+        (lambda v: np.sqrt(_l2(v) ** 2 + 1), "the identity is the value that changes nothing: 0 for a sum."),
+        (lambda v: _l2(v) ** 2, "that is the sum of squares: take its square root in post_map_expr."),
+    ),
     hints=(
         "map_expr turns one element into the value to combine; reduce_expr combines two partial results named a and b.",
         "post_map_expr sees the total as a and must assign the output y; the identity of + is 0.",
@@ -124,6 +158,12 @@ def _run_clamp(src, rng):
     return cp.asnumpy(y), np.clip(x, lo, hi), guard_intact(cp, full, n)
 
 
+def _clamp_inputs(rng):
+    n = _n(rng)
+    x = rng.uniform(-2, 2, n).astype(np.float32)
+    return {"x": x, "lo": np.float32(-0.5), "hi": np.float32(rng.uniform(0.2, 1.0)), "n": np.int32(n)}
+
+
 clamp = CudaCExercise(
     prompt=f"Write the CUDA C source of a RawKernel `clamp({CLAMP_PARAMS})`: y[i] = x[i] limited to [lo, hi], "
     "one thread per element.",
@@ -131,6 +171,12 @@ clamp = CudaCExercise(
     kernel="clamp",
     c_params=CLAMP_PARAMS,
     run_gpu=_run_clamp,
+    make_inputs=_clamp_inputs,
+    oracle=lambda v: np.clip(v["x"], v["lo"], v["hi"]),
+    output="y",
+    mistakes=(
+        (lambda v: np.clip(v["x"], v["hi"], v["lo"]), "lo and hi are swapped: fmaxf with lo, then fminf with hi."),
+    ),
     reference=_clamp_src,
     hints=(
         'RawKernel looks the kernel up by name, so declare it extern "C" (no C++ name mangling).',

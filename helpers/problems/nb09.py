@@ -1,8 +1,8 @@
 """Notebook 09 - PyCUDA: contexts, SourceModule, prepared calls and ElementwiseKernel.
 
 SourceModule and ElementwiseKernel sources are compiled with NVRTC everywhere (PyCUDA itself
-uses nvcc at run time). On a GPU their numbers are checked by running the same kernel through
-CuPy, so the checks do not depend on PyCUDA being installed.
+uses nvcc at run time). Their numbers are checked by running the same kernel: through CuPy on a
+GPU (so the checks do not depend on PyCUDA being installed), from its PTX in CPU mode.
 """
 
 import re
@@ -104,6 +104,19 @@ def _run_axpby(src, rng):
     return cp.asnumpy(out), (a * x + b * y).astype(np.float32), guard_intact(cp, full, n)
 
 
+def _axpby_inputs(rng):
+    n = 300 + 2 * int(rng.integers(1, 100)) + 1  # not a multiple of the block size
+    x, y = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(2))
+    a, b = np.float32(rng.uniform(0.5, 2)), np.float32(rng.uniform(-2, -0.5))  # PyCUDA needs numpy scalars
+    return {"x": x, "y": y, "a": a, "b": b, "n": np.int32(n)}
+
+
+def _axpby(v):
+    return (v["a"] * v["x"] + v["b"] * v["y"]).astype(np.float32)
+
+
+_SWAPPED = "a and b are swapped: out = a*x + b*y."
+
 axpby = CudaCExercise(
     prompt=f"Write the source for SourceModule with a kernel axpby({AXPBY_PARAMS}): out[i] = a*x[i] + b*y[i]. "
     '(SourceModule adds extern "C" for you.)',
@@ -111,6 +124,10 @@ axpby = CudaCExercise(
     kernel="axpby",
     c_params=AXPBY_PARAMS,
     run_gpu=_run_axpby,
+    make_inputs=_axpby_inputs,
+    oracle=_axpby,
+    output="out",
+    mistakes=((lambda v: v["b"] * v["x"] + v["a"] * v["y"], _SWAPPED),),
     reference=_axpby_src,
     hints=(
         "The parameter list is given: copy it exactly, in that order.",
@@ -137,6 +154,12 @@ def _run_lincomb(op, rng):
     return cp.asnumpy(z), (a * x + b * y).astype(np.float32), guard_intact(cp, full, n)
 
 
+def _lincomb_inputs(rng):
+    v = _axpby_inputs(rng)
+    del v["n"]  # PyCUDA's ElementwiseKernel adds n itself
+    return v
+
+
 lincomb = CudaCExercise(
     prompt=f'Write the operation for PyCUDA\'s ElementwiseKernel("{LINCOMB_ARGS}", operation): z = a*x + b*y.',
     kind="pycuda_elementwise",
@@ -144,6 +167,13 @@ lincomb = CudaCExercise(
     arguments=LINCOMB_ARGS,
     reference="z[i] = a * x[i] + b * y[i]",
     run_gpu=_run_lincomb,
+    make_inputs=_lincomb_inputs,
+    oracle=_axpby,
+    output="z",
+    mistakes=(
+        (lambda v: v["b"] * v["x"] + v["a"] * v["y"], _SWAPPED.replace("out", "z")),
+        (lambda v: v["a"] * v["x"] + v["y"], "y is multiplied by b too: z[i] = a * x[i] + b * y[i]."),
+    ),
     hints=(
         "Unlike CuPy's ElementwiseKernel, PyCUDA's passes whole arrays: index them with i.",
         "z[i] = ... ; a and b are plain floats.",

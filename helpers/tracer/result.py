@@ -69,7 +69,27 @@ class Trace:
             self.locations[i] = Location(code.co_filename, line, code.co_name)
         self.out_of_bounds = rec.oob
         self.divergent = rec.divergent
+        self.warp_misuse, self.language = [], "python"
         self._verdicts = self._metrics = None
+
+    @classmethod
+    def from_table(cls, kernel_name, griddim, blockdim, arrays, table, locations, *, outputs=(), **found):
+        """A Trace from an access table recorded elsewhere (helpers.ptx runs CUDA C), so the same
+        verdicts, metrics and pictures apply. `found`: out_of_bounds, divergent, warp_misuse
+        (lists in the tracer's shapes) and language ("cuda_c" words the sentences for C)."""
+        t = cls.__new__(cls)
+        t.kernel_name, t.griddim, t.blockdim = kernel_name, tuple(griddim), tuple(blockdim)
+        t.threads_per_block = blockdim[0] * blockdim[1] * blockdim[2]
+        t.nblocks = griddim[0] * griddim[1] * griddim[2]
+        t.nthreads = t.nblocks * t.threads_per_block
+        t.arrays, t.outputs, t.locations = list(arrays), list(outputs), list(locations)
+        t.accesses = Accesses(np.asarray(table, dtype=np.int64).reshape(6, -1), t.threads_per_block)
+        t.out_of_bounds = list(found.get("out_of_bounds", ()))
+        t.divergent = list(found.get("divergent", ()))
+        t.warp_misuse = list(found.get("warp_misuse", ()))
+        t.language = found.get("language", "python")
+        t._verdicts = t._metrics = None
+        return t
 
     # -- identities ---------------------------------------------------------------------------
     def block_of(self, gtid):

@@ -11,6 +11,8 @@ Rules (see the course notes for why):
   * uninitialized_shared: the first access to a shared element (in the tracer's fixed order,
     which respects every barrier) is a read or an atomic rather than a write.
   * out_of_bounds / divergent_barrier: recorded while running, explained here.
+  * warp_misuse (CUDA C run by helpers.ptx): a warp-level call (__shfl_sync...) whose mask names
+    lanes that did not arrive, or leaves out the calling lane.
   * unwritten_output: elements of an `outputs` array that no thread wrote.
 """
 
@@ -22,7 +24,14 @@ from .records import ATOMIC, READ, WRITE, unlinear
 
 __all__ = ["Verdict", "VERDICT_KINDS", "find_verdicts"]
 
-VERDICT_KINDS = ("out_of_bounds", "race", "uninitialized_shared", "divergent_barrier", "unwritten_output")
+VERDICT_KINDS = (
+    "out_of_bounds",
+    "race",
+    "uninitialized_shared",
+    "divergent_barrier",
+    "unwritten_output",
+    "warp_misuse",
+)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -42,7 +51,31 @@ def find_verdicts(t):
     verdicts += _uninitialized(t)
     verdicts += _divergent(t)
     verdicts += _unwritten(t)
+    verdicts += _warp_misuse(t)
+    if _is_c(t):
+        for v in verdicts:
+            v.message = _in_c(v.message)
     return verdicts
+
+
+_C_WORDS = (
+    ("cuda.atomic.add(array, index, value)", "atomicAdd(&array[index], value)"),
+    ("cuda.atomic.add", "atomicAdd"),
+    ("cuda.syncthreads()", "__syncthreads()"),
+    ("cuda.blockIdx.x", "blockIdx.x"),
+    ("`if i > 0:`", "`if (i > 0)`"),
+)
+
+
+def _in_c(message):
+    """The sentences name Numba's spelling; a CUDA C learner reads the C one."""
+    for numba, c in _C_WORDS:
+        message = message.replace(numba, c)
+    return message
+
+
+def _is_c(t):
+    return getattr(t, "language", "python") == "cuda_c"
 
 
 def _out_of_bounds(t):
@@ -51,6 +84,9 @@ def _out_of_bounds(t):
         by_array.setdefault(event[0], []).append(event)
     verdicts = []
     for aid, events in by_array.items():
+        if aid < 0:  # CUDA C: a pointer into no array at all (helpers.ptx records aid -1)
+            verdicts.append(_stray(t, events))
+            continue
         info = t.arrays[aid]
         aid_, index, kind, (gtid, _epoch), code, line = events[0]
         threads = {e[3][0] for e in events}
@@ -59,7 +95,10 @@ def _out_of_bounds(t):
         bad, n = index[dim], shape[dim]
         which = f" in dimension {dim}" if len(shape) > 1 else ""
         src = source_line(code, line)
-        if bad < 0:
+        if bad < 0 and _is_c(t):
+            why = f"index {bad}{which} is negative: in CUDA C that is out of bounds, memory before the array."
+            fix = "Check the index before using it, e.g. `if (i > 0)` before reading `x[i - 1]`."
+        elif bad < 0:
             why = (
                 f"index {bad}{which} is negative. On a GPU a negative index does not wrap "
                 f"around as in NumPy: it reaches memory before the array."
@@ -68,7 +107,9 @@ def _out_of_bounds(t):
         else:
             why = f"index {bad}{which} is past the end (valid: 0 to {n - 1})."
             bound = f"{info.var}.shape[{dim}]"
-            if len(shape) > 1:
+            if _is_c(t):
+                fix = "Guard the access with a bounds check such as `if (i < n)`, or fix how the index is computed."
+            elif len(shape) > 1:
                 fix = (
                     f"Check every dimension against its own size: the index in dimension {dim} must stay below {bound}."
                 )
@@ -154,6 +195,57 @@ def _uninitialized(t):
     return verdicts
 
 
+def _stray(t, events):
+    _aid, address, kind, (gtid, _epoch), code, line = events[0]
+    at = f" 0x{int(address[0]):x}" if address else ""
+    msg = (
+        f"Out of bounds: {who(t, gtid)} {VERB[kind]} address{at} at line {line}{source_line(code, line)}, "
+        f"which lies in none of the kernel's arrays: a pointer computed wrongly (or an index far past "
+        f"an end, or negative, which in CUDA C is out of bounds too). On a GPU this crashes or corrupts memory."
+        + more(len(events), "access to no array", "accesses to no array")
+    )
+    return Verdict(
+        "out_of_bounds",
+        msg,
+        None,
+        None,
+        t.block_of(gtid),
+        t.thread_of(gtid),
+        line,
+        len(events),
+        details={"events": events},
+    )
+
+
+def _warp_misuse(t):
+    events = getattr(t, "warp_misuse", ())
+    if not events:
+        return []
+    ev = events[0]
+    missing = f"; lanes {ranges(ev['missing'])} did not take part" if ev.get("missing") else ""
+    msg = (
+        f"Warp misuse: in block {fmt3(unlinear(ev['block'], t.griddim), t.griddim)}, lane {ev['lane']} of warp "
+        f"{ev['warp']} called {ev['what']} at line {ev['line']}{source_line(ev['code'], ev['line'])} with mask "
+        f"0x{ev['mask']:08x}, but {ev['why']}{missing}. Every lane named in the mask must make the same call; "
+        f"compute the mask with __ballot_sync or __activemask() before the branch, or keep all lanes together."
+        + more(len(events), "misused warp call", "misused warp calls")
+    )
+    tpb = t.threads_per_block
+    return [
+        Verdict(
+            "warp_misuse",
+            msg,
+            None,
+            None,
+            t.block_of(ev["block"] * tpb),
+            t.thread_of(ev["warp"] * 32 + ev["lane"]),
+            ev["line"],
+            len(events),
+            details={"events": events},
+        )
+    ]
+
+
 def _divergent(t):
     if not t.divergent:
         return []
@@ -165,9 +257,10 @@ def _divergent(t):
     for line, ts in ev["elsewhere"].items():
         missing.append(f"threads {ranges(ts)} were waiting at the syncthreads() on line {line}")
     ids = " (linear ids)" if t.blockdim[1] > 1 or t.blockdim[2] > 1 else ""
+    barrier = "__syncthreads()" if _is_c(t) else "cuda.syncthreads()"
     msg = (
         f"Divergent barrier: in block {block}, threads{ids} {ranges(ev['arrived'])} waited at "
-        f"cuda.syncthreads() on line {ev['line']}{source_line(ev['code'], ev['line'])}, but "
+        f"{barrier} on line {ev['line']}{source_line(ev['code'], ev['line'])}, but "
         f"{' and '.join(missing)}. Every thread of a block must reach the same "
         f"syncthreads(); on a GPU this can hang or silently skip the barrier. Move the "
         f"syncthreads() out of the `if` (and guard the work instead of returning early)."

@@ -1,4 +1,5 @@
-"""CUDA C wrong answers that compile fine: only running them on a GPU shows the wrong numbers.
+"""CUDA C wrong answers that compile fine, run on a real GPU: the CPU suite runs them through
+helpers.ptx (tests/test_problems.py); here the same catalogue must fail on the GPU as well.
 
 Collected by `make test-gpu` (COURSE_MODE=gpu); the CPU suite ignores tests/gpu/.
 """
@@ -20,8 +21,9 @@ for name in sorted(MODULES):
     except ModuleNotFoundError:
         continue
     problems = importlib.import_module(f"helpers.problems.{name}")
-    for ex_name, ws in getattr(wrong, "WRONG_GPU", {}).items():
-        CASES += [(problems.EXERCISES[ex_name], w) for w in ws]
+    for ex_name, ws in [*wrong.WRONG.items(), *getattr(wrong, "WRONG_GPU", {}).items()]:
+        ex = problems.EXERCISES[ex_name]
+        CASES += [(ex, w) for w in ws if type(ex).__name__ == "CudaCExercise" and w.kind != "negative index"]
 
 
 @pytest.mark.parametrize("ex,wrong", CASES, ids=[f"{ex.id}-{w.kind}" for ex, w in CASES])

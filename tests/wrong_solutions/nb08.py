@@ -1,8 +1,8 @@
 """Wrong answers for helpers/problems/nb08.py (CuPy).
 
-``WRONG`` fails in every mode (array mistakes; CUDA C that NVRTC rejects or that has the wrong
-name/signature). ``WRONG_GPU`` compiles fine and is wrong only in its numbers: it can fail only
-where the check runs the kernel, on a GPU (tests/gpu/test_wrong_numbers_gpu.py runs it there).
+``WRONG`` fails in every mode: CUDA C answers are run in CPU mode too (helpers.ptx), so wrong
+numbers, a missing bounds check or a race fail there as on a GPU. ``WRONG_GPU`` is left for
+answers only a GPU can catch (none now).
 """
 
 import numpy as np
@@ -46,27 +46,34 @@ WRONG = {
         Wrong("syntax error", "y = x > 0 ? x alpha * x", "NVRTC rejects it"),
         Wrong("python syntax", "y = x if x > 0 else alpha * x", "NVRTC rejects it"),
         Wrong("not a string", 0.1, "as a string"),
+        Wrong("plain relu", "y = x > 0 ? x : 0", "plain ReLU"),
+        Wrong("swapped branch", "y = x > 0 ? alpha * x : x", "branches are swapped"),
+        Wrong("wrong formula", "y = x > 0 ? x : alpha + x", "results are wrong: element"),
     ],
     "l2_norm": [
         Wrong("three pieces", ("x * x", "a + b", "y = sqrt(a)"), "four strings"),
         Wrong("undefined name", ("x * x", "a + b", "y = sqrt(total)", "0"), 'identifier "total" is undefined'),
         Wrong("syntax error", ("x * x", "a +", "y = sqrt(a)", "0"), "NVRTC rejects it"),
+        Wrong("wrong identity", ("x * x", "a + b", "y = sqrt(a)", "1"), "identity"),
+        Wrong("no sqrt", ("x * x", "a + b", "y = a", "0"), "square root"),
     ],
     "clamp": [
         Wrong("missing extern C", CLAMP_OK.replace('extern "C" ', ""), 'extern "C"'),
         Wrong("wrong signature", CLAMP_OK.replace("float lo", "double lo"), "parameters are wrong"),
         Wrong("syntax error", CLAMP_OK.replace("hi);", "hi)"), "NVRTC rejects it"),
         Wrong("wrong name", CLAMP_OK.replace("void clamp", "void clip"), "no kernel named clamp"),
-    ],
-}
-
-WRONG_GPU = {
-    "leaky_relu": [Wrong("plain relu", "y = x > 0 ? x : 0", "results are wrong")],
-    "l2_norm": [Wrong("wrong identity", ("x * x", "a + b", "y = sqrt(a)", "1"), "results are wrong")],
-    "clamp": [
         Wrong("missing guard", CLAMP_OK.replace("if (i < n) ", ""), "past the end"),
+        Wrong("wrong index", CLAMP_OK.replace("blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"), "Race on y"),
         Wrong(
-            "wrong index", CLAMP_OK.replace("blockIdx.x * blockDim.x + threadIdx.x", "threadIdx.x"), "results are wrong"
+            "swapped pointers",
+            CLAMP_OK.replace("const float* x, float* y", "float* y, const float* x"),
+            "parameters are wrong",
+        ),
+        Wrong("out of bounds", CLAMP_OK.replace("fmaxf(x[i]", "fmaxf(x[i + 1]"), "Out of bounds"),
+        Wrong(
+            "lo and hi swapped", CLAMP_OK.replace("fminf(fmaxf(x[i], lo), hi)", "fminf(fmaxf(x[i], hi), lo)"), "swapped"
         ),
     ],
 }
+
+WRONG_GPU: dict = {}

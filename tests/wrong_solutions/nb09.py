@@ -1,4 +1,4 @@
-"""Wrong answers for helpers/problems/nb09.py (PyCUDA). ``WRONG_GPU``: see nb08.py."""
+"""Wrong answers for helpers/problems/nb09.py (PyCUDA). CUDA C runs in CPU mode too: see nb08.py."""
 
 from . import Wrong
 
@@ -54,18 +54,24 @@ WRONG = {
         Wrong("syntax error", AXPBY_OK.replace("b * y[i];", "b * y[i]"), "NVRTC rejects it"),
         Wrong("wrong name", AXPBY_OK.replace("void axpby", "void axpy"), "no kernel named axpby"),
         Wrong("not a string", 3, "as a string"),
+        Wrong("missing guard", AXPBY_OK.replace("if (i < n) ", ""), "past the end"),
+        Wrong("swapped scalars", AXPBY_OK.replace("a * x[i] + b * y[i]", "b * x[i] + a * y[i]"), "swapped"),
+        Wrong(
+            "swapped pointers",
+            AXPBY_OK.replace("float* out, const float* x", "const float* x, float* out"),
+            "parameters are wrong",
+        ),
+        Wrong(
+            "negative index", AXPBY_OK.replace("b * y[i]", "b * y[i - 1]"), "negative: in CUDA C that is out of bounds"
+        ),
     ],
     "lincomb": [
         Wrong("cupy style", "z = a * x + b * y", "NVRTC rejects it"),
         Wrong("undefined name", "z[i] = a * x[i] + c * y[i]", 'identifier "c" is undefined'),
         Wrong("syntax error", "z[i] = a * x[i] + b * y[i", "NVRTC rejects it"),
+        Wrong("forgot b", "z[i] = a * x[i] + y[i]", "multiplied by b"),
+        Wrong("wrong formula", "z[i] = a * x[i] - b * y[i]", "results are wrong: element"),
     ],
 }
 
-WRONG_GPU = {
-    "axpby": [
-        Wrong("missing guard", AXPBY_OK.replace("if (i < n) ", ""), "past the end"),
-        Wrong("swapped scalars", AXPBY_OK.replace("a * x[i] + b * y[i]", "b * x[i] + a * y[i]"), "results are wrong"),
-    ],
-    "lincomb": [Wrong("forgot b", "z[i] = a * x[i] + y[i]", "results are wrong")],
-}
+WRONG_GPU: dict = {}

@@ -1,0 +1,113 @@
+"""Run a CUDA C answer without a GPU: one generic path driven by the exercise's data.
+
+The exercise gives `make_inputs(rng) -> {param: value}` (the output and a wrapper's implicit n
+left out), `oracle(values) -> expected array`, `output` (the parameter the kernel writes) and
+`mistakes` ((wrong_oracle, sentence) pairs). Here the arguments are packed as the library
+would pass them for that launch kind, the output is poisoned (NaN) and followed by a guard
+band, the kernel runs in helpers.ptx, and the trace's verdicts come before the numbers.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .. import cuda_c
+from ..errors import UnsupportedByTracer
+
+PAD, BLOCK = 64, 128
+_C = {v: k for k, v in cuda_c._CTYPES.items()}
+
+
+def _c_params(text):
+    """'const float* x, int n' -> [(name, pointer?, numpy dtype or None)]."""
+    out = []
+    for p in filter(None, (q.strip() for q in text.split(","))):
+        words = p.replace("*", " * ").split()
+        name, typ = words[-1], [w for w in words[:-1] if w not in ("const", "__restrict__", "*")]
+        dt = _C.get(" ".join(typ))
+        out.append((name, "*" in words, np.dtype(dt) if dt and dt != "bool" else None))
+    return out
+
+
+def _lib_params(spec):
+    """CuPy 'float32 x, raw T y' -> [(name, raw?, dtype)]; a placeholder type reads as float32."""
+    out = []
+    for p in filter(None, (q.strip() for q in spec.split(","))):
+        words = [w for w in p.split() if w != "raw"]
+        typ = "float32" if re.fullmatch(r"[A-Z]", words[0]) else words[0]
+        out.append((words[1], "raw" in p.split(), np.dtype(typ)))
+    return out
+
+
+def pack(ex, values, out_full, n):
+    """(args, grid, block) for one launch, packed as the launch kind's library would pack them."""
+    args = []
+    if ex.kind in ("raw", "sourcemodule"):  # RawKernel / PyCUDA: NumPy scalars go by their dtype
+        for name, _ptr, _dt in _c_params(ex.c_params):
+            args.append(out_full if name == ex.output else values[name])
+        return args, (n + BLOCK - 1) // BLOCK, BLOCK
+    if ex.kind == "pycuda_elementwise":  # PyCUDA ElementwiseKernel: numpy scalars, then n
+        for name, ptr, dt in _c_params(ex.arguments):
+            v = out_full if name == ex.output else values[name]
+            args.append(v if ptr else dt.type(v))
+        return [*args, np.uint64(n)], 2, BLOCK
+    # CuPy ElementwiseKernel / ReductionKernel: a scalar is cast to its declared type; the wrapper
+    # reads it as a broadcast array, as CuPy's generated kernel does
+    for name, _raw, dt in _lib_params(ex.in_params) + _lib_params(ex.out_params):
+        v = out_full if name == ex.output else values[name]
+        args.append(v if isinstance(v, np.ndarray) else np.full(n, v, dt))
+    if ex.kind == "reduction":
+        return [*args, np.int64(n)], 1, 1
+    return [*args, np.int64(n)], 2, BLOCK
+
+
+def check_on_cpu(ex, src, rng, what):
+    """(status, message, metrics) for the answer compiled as `src`."""
+    from .. import ptx
+
+    values = ex.make_inputs(rng)
+    want = np.asarray(ex.oracle(values))
+    n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
+    size = want.size
+    full = np.full(max(size, 1) + PAD, np.nan, want.dtype if want.dtype.kind == "f" else np.float32)
+    args, grid, block = pack(ex, values, full, n)
+    try:
+        r = ptx.run(src, ex.kernel, grid, block, args, shared_bytes=ex.shared_bytes)
+    except UnsupportedByTracer as e:
+        return (
+            "unchecked",
+            f"{what}, but the numbers could not be run here: {e} Nothing was wrong so far; run this check on "
+            "a GPU to test the numbers.",
+            {"numbers_checked": False},
+        )
+    out_id = next((i for i, a in enumerate(r.arrays) if a.size == full.size and a.dtype == full.dtype), None)
+    past = any(e[0] == out_id for e in r.out_of_bounds) or not np.all(np.isnan(full[size:]))
+    if past:
+        return "failed", _PAST_END, {}
+    verdicts = ptx.to_trace(r).verdicts
+    if verdicts:
+        return "failed", f"{what}, but running it on the CPU found a mistake: {verdicts[0].message}", {}
+    got = full[:size].reshape(want.shape)
+    if not np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=False):
+        for wrong, sentence in ex.mistakes:
+            w = np.asarray(wrong(values), dtype=want.dtype).reshape(want.shape)
+            if np.allclose(got, w, rtol=1e-5, atol=1e-5):
+                return "failed", f"{what}, but the results are wrong: {sentence}", {}
+        bad = int(np.flatnonzero(~np.isclose(got.ravel(), want.ravel(), rtol=1e-5, atol=1e-5))[0])
+        never = " (never written)" if np.isnan(got.ravel()[bad]) else ""
+        return (
+            "failed",
+            f"{what}, but the results are wrong: element {bad} is {got.ravel()[bad]:.6g}{never}, expected "
+            f"{want.ravel()[bad]:.6g}.",
+            {},
+        )
+    return (
+        "passed",
+        f"{what} and gives the right results, run on the CPU from its PTX (n = {n}, {grid} block(s) of {block}).",
+        {"numbers_checked": True},
+    )
+
+
+_PAST_END = "your kernel wrote past the end of the output: threads with i >= n must do nothing (add the bounds check)."

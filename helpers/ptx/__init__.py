@@ -1,0 +1,164 @@
+"""Run one launch of a CUDA C kernel on the CPU, thread by thread, from its PTX.
+
+    r = helpers.ptx.run(cuda_source, "saxpy", griddim=4, blockdim=256,
+                        args=(np.float32(2.0), x, y, np.int32(n)))
+    r.table, r.arrays, r.locations, r.out_of_bounds, r.divergent, r.warp_misuse, r.printed
+
+Why: the course checks CUDA C answers (CuPy RawKernel, PyCUDA SourceModule, cuda.core) on
+machines without a GPU. NVRTC compiles on the CPU; this package runs the PTX it produces on
+NumPy arrays (updated in place, as a launch would) and records every global and shared
+memory access in the Numba tracer's log format, so the same verdicts (races, out of bounds,
+uninitialised shared memory, divergent barriers) apply. See machine.py for the scheduling
+model and alu.py for the floating-point accuracy of `.approx` instructions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import numbers
+
+import numpy as np
+
+from ..errors import LearnerError
+from .parser import parse
+from .program import ArrayInfo, Location, Program, SourceRef, demangle
+
+__all__ = [
+    "ATOMIC",
+    "READ",
+    "WRITE",
+    "ArrayInfo",
+    "Location",
+    "PtxRun",
+    "SourceRef",
+    "compile_source",
+    "run",
+    "trace",
+    "to_trace",
+]
+READ, WRITE, ATOMIC = 0, 1, 2
+MAX_STEPS = 200_000
+_counter = itertools.count(1)
+
+
+class PtxRun:
+    """What one launch did: the access log and everything found on the way."""
+
+    def __init__(self, prog, ptx):
+        self.kernel_name = demangle(prog.kernel)
+        self.griddim, self.blockdim = prog.griddim, prog.blockdim
+        self.threads_per_block = prog.tpb
+        self.arrays = prog.arrays
+        self.table = np.concatenate(prog.chunks, axis=1) if prog.chunks else np.zeros((6, 0), np.int64)
+        self.locations = prog.locations
+        self.out_of_bounds = prog.oob
+        self.divergent = prog.divergent
+        self.warp_misuse = prog.warp_misuse
+        self.printed = prog.printed
+        self.steps = prog.steps
+        self.ptx = ptx
+
+    def __repr__(self):
+        return (
+            f"<PtxRun of {self.kernel_name}: grid {self.griddim} x block {self.blockdim}, "
+            f"{self.table.shape[1]} accesses, {len(self.out_of_bounds)} out of bounds, {self.steps} steps>"
+        )
+
+
+def _dims(value, what):
+    if isinstance(value, numbers.Integral):
+        value = (int(value),)
+    dims = tuple(int(v) for v in value)
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise LearnerError(f"{what} must be 1 to 3 positive ints, not {value!r}.")
+    return dims + (1,) * (3 - len(dims))
+
+
+def compile_source(source, name="kernel.cu", options=()):
+    """CUDA C -> PTX text with line information, through NVRTC (no GPU needed)."""
+    from ..cuda_c import compile as nvrtc_compile
+
+    return nvrtc_compile(source, target="ptx", name=name, options=("-lineinfo", *options)).decode().rstrip("\0 ")
+
+
+def _find_kernel(mod, name):
+    if name in mod.functions and mod.functions[name].entry:
+        return name
+    entries = [f for f in mod.functions if mod.functions[f].entry]
+    hits = [f for f in entries if demangle(f) == name]
+    if len(hits) == 1:
+        return hits[0]
+    raise LearnerError(
+        f"No kernel called {name!r} in this code; kernels: {', '.join(map(demangle, entries)) or 'none'}"
+        f"{' (several match: give the mangled name)' if hits else ''}."
+    )
+
+
+def run(
+    source_or_ptx,
+    kernel_name,
+    griddim,
+    blockdim,
+    args,
+    *,
+    shared_bytes=0,
+    source=None,
+    max_steps=MAX_STEPS,
+    python_scalars="refuse",
+    options=(),
+):
+    """Run one launch of `kernel_name` on the CPU and return a `PtxRun`.
+
+    `source_or_ptx`: CUDA C (compiled here with NVRTC and -lineinfo) or PTX text. `source`:
+    the CUDA C the PTX came from, to show source lines. `args`: NumPy arrays (updated in
+    place) and NumPy scalars matching the kernel's parameter types. `python_scalars` says
+    what a plain Python int/float means: "refuse" (default: a LearnerError asks for
+    np.int32(...)/np.float32(...)), "cupy" (as CuPy passes them: int64/float64, of which the
+    kernel reads its parameter's width), or "cast" (converted to the parameter's type).
+    `max_steps`: instructions one thread may run before the run stops with a KernelError.
+    """
+    text = source_or_ptx.decode() if isinstance(source_or_ptx, bytes) else source_or_ptx
+    is_ptx = ".entry" in text and (".version" in text or ".target" in text)
+    fname = f"ptxrun_{next(_counter)}.cu"
+    if not is_ptx:
+        source = text
+        text = compile_source(source, fname, options)
+    src_file = None
+    if source is not None:
+        shown = f"<CUDA C {fname[:-3]}>"
+        linecache.cache[shown] = (len(source), None, source.splitlines(True), shown)
+        src_file = (shown, fname if not is_ptx else "")
+    mod = parse(text)
+    kernel = _find_kernel(mod, kernel_name)
+    if python_scalars not in ("refuse", "cupy", "cast"):
+        raise ValueError("python_scalars must be 'refuse', 'cupy' or 'cast'")
+    griddim, blockdim = _dims(griddim, "griddim"), _dims(blockdim, "blockdim")
+    if blockdim[0] * blockdim[1] * blockdim[2] > 1024:
+        raise LearnerError(
+            f"A block can have at most 1024 threads; blockdim {blockdim} has {blockdim[0] * blockdim[1] * blockdim[2]}."
+        )
+    prog = Program(
+        mod, kernel, griddim, blockdim, list(args), int(shared_bytes), source, src_file, max_steps, python_scalars
+    )
+    from .machine import Block
+
+    for b in range(griddim[0] * griddim[1] * griddim[2]):
+        Block(prog, b).run()
+    for original, host in prog.write_back:
+        original[...] = host
+    return PtxRun(prog, text)
+
+
+def trace(source, kernel_name, griddim, blockdim, *args, outputs=(), **options):
+    """Run CUDA C on the CPU and return a helpers.tracer.Trace (verdicts, metrics, pictures)."""
+    from .adapter import to_trace as _to_trace
+
+    return _to_trace(run(source, kernel_name, griddim, blockdim, args, **options), outputs)
+
+
+def to_trace(r, outputs=()):
+    """A finished PtxRun as a helpers.tracer.Trace; `outputs`: arrays every thread must fill."""
+    from .adapter import to_trace as _to_trace
+
+    return _to_trace(r, outputs)

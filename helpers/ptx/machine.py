@@ -1,0 +1,298 @@
+"""Run one block of a decoded kernel: SIMT groups, divergence, barriers, calls, step budget.
+
+Why SIMT: executing one instruction for every thread that is at the same place as one NumPy
+operation is what makes a pure-Python interpreter fast enough, and it is how a warp runs.
+Scheduling is deterministic: the threads at the lowest program counter run together until
+they branch apart, wait at a barrier or exit (the "min-PC" rule, which reconverges them
+after an `if` and after a loop). When every live thread waits at a barrier they are
+released (barrier epoch + 1); a barrier that not every thread of the block reached at the
+same place is recorded in the dict shape of the Numba tracer's `_Runner._barrier`.
+
+The access log is kept per barrier interval and stably sorted by thread before it is
+stored, which is the order the tracer (one thread after another) produces.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import KernelError
+from .memory import unravel
+
+RUN, WAIT, DONE = 0, 1, 2
+MAX_DEPTH = 16
+
+
+def unlinear(lin, dims):
+    return (int(lin % dims[0]), int(lin // dims[0] % dims[1]), int(lin // (dims[0] * dims[1])))
+
+
+class Block:
+    """The state of the running block: registers, memories, program counters, the log."""
+
+    def __init__(self, prog, b):
+        self.prog, self.b = prog, b
+        n = self.n = prog.tpb
+        self.R = [np.zeros(n, dt) for dt in prog.slot_types]
+        for slot, values in prog.special_values(b).items():
+            self.R[slot] = values
+        self.pc = np.full(n, prog.start, np.int64)
+        self.state = np.zeros(n, np.int8)
+        self.epoch = np.zeros(n, np.int64)
+        self.bar_site = np.zeros(n, np.int64)
+        self.bar_val = np.zeros(n, bool)
+        self.tsteps = np.zeros(n, np.int64)
+        self.depth = np.zeros(n, np.int64)
+        self.ret_pc = np.zeros((n, MAX_DEPTH), np.int64)
+        self.ret_site = np.zeros((n, MAX_DEPTH), np.int64)
+        self.ret_fn = np.full((n, MAX_DEPTH), -1, np.int64)
+        self.shared = prog.new_shared()
+        self.local = prog.new_local(n)
+        self.fparams = {}
+        self.rows = []
+        self.printed = []
+        self.quiet = False
+        self.clock = 0
+        self.gbase = b * n
+        self.kparam = prog.kparam
+
+    def width(self, idx):
+        return self.n if idx is None else len(idx)
+
+    def fparam_buf(self, key, size):
+        buf = self.fparams.get(key)
+        if buf is None:
+            buf = self.fparams[key] = np.zeros((self.n, max(size, 8)), np.uint8)
+        return buf
+
+    # -- the access log ------------------------------------------------------------------------
+    def record(self, win, off, w, tids, kind, loc):
+        if self.quiet:
+            return
+        isz = win.itemsize
+        first, last = off // isz, (off + w - 1) // isz
+        gt, ep = self.gbase + tids, self.epoch[tids]
+        if np.array_equal(first, last):
+            elems, gt2, ep2 = first, gt, ep
+        else:  # a wide access covers several elements: one row each, in address order
+            span = int((last - first).max()) + 1
+            e = first[:, None] + np.arange(span)
+            keep = e <= last[:, None]
+            elems, gt2, ep2 = e[keep], np.repeat(gt, keep.sum(1)), np.repeat(ep, keep.sum(1))
+        m = len(elems)
+        self.rows.append(np.array([np.full(m, win.aid), elems, np.full(m, kind), gt2, ep2, np.full(m, loc)], np.int64))
+
+    def flush(self):
+        if self.rows:
+            t = np.concatenate(self.rows, axis=1)
+            self.rows = []
+            self.prog.chunks.append(t[:, np.argsort(t[3], kind="stable")])
+            self.prog.naccess += t.shape[1]
+
+    def out_of_bounds(self, win, space, off, addrs, tids, kind, loc):
+        if self.quiet:
+            return
+        prog = self.prog
+        for i, t in enumerate(tids):
+            if win is None:
+                aid, index = -1, (int(addrs[i]),)
+            else:
+                aid = prog.array_for(win)
+                index = unravel(int(off[i]) // win.itemsize, win.shape)
+            if len(prog.oob) < prog.max_oob:
+                where = prog.locations[loc]
+                prog.oob.append((aid, index, kind, (self.gbase + int(t), int(self.epoch[t])), where.code, where.line))
+
+    # -- running -----------------------------------------------------------------------------
+    def run(self):
+        prog = self.prog
+        with np.errstate(all="ignore"):
+            while True:
+                live = self.state == RUN
+                if not live.any():
+                    if (self.state == WAIT).any():
+                        self.release()
+                        continue
+                    break
+                pcs = np.where(live, self.pc, np.iinfo(np.int64).max)
+                p = int(pcs.min())
+                grp = np.flatnonzero(pcs == p)
+                rest = pcs[pcs > p]
+                stop = int(rest.min()) if len(rest) else np.iinfo(np.int64).max
+                self.group(None if len(grp) == self.n else grp, p, stop)
+        self.flush()
+        prog.printed.extend(text for _, text in sorted(self.printed, key=lambda x: x[0]))
+        prog.steps += int(self.tsteps.sum())
+
+    def group(self, idx, p, stop):
+        """Run the threads idx from p until they split, wait, exit, or reach `stop`, the lowest
+        place other threads are parked at: there they merge again (reconvergence)."""
+        code, limit = self.prog.code, self.prog.max_steps
+        done = int(self.tsteps.max() if idx is None else self.tsteps[idx].max())
+        if done > limit:
+            self.runaway(idx, p, done)
+        k = 0
+        while True:
+            if p >= stop:
+                self.pc[self.tids(idx)] = p
+                break
+            fn, guard, ctl = code[p]
+            k += 1
+            if ctl:
+                q = fn(self, idx, p, guard)
+                if q is None:
+                    break
+                if q <= p and k + done > limit:  # only a backward jump can loop for ever
+                    self.runaway(idx, p, k + done)
+                p = q
+                continue
+            if guard is None:
+                fn(self, idx)
+            else:
+                m = guard(self, idx)
+                if m.all():
+                    fn(self, idx)
+                elif m.any():
+                    fn(self, np.flatnonzero(m) if idx is None else idx[m])
+            p += 1
+        if idx is None:
+            self.tsteps += k
+        else:
+            self.tsteps[idx] += k
+
+    def runaway(self, idx, p, steps):
+        t = 0 if idx is None else int(idx[0])
+        prog = self.prog
+        loc = prog.locations[prog.line_of[p]] if prog.line_of[p] is not None else None
+        line = f"line {loc.line}" + (f" (`{loc.source}`)" if loc and loc.source else "") if loc else "its code"
+        raise KernelError(
+            f"The CPU runner stopped your kernel: thread {unlinear(t, prog.blockdim)} of block "
+            f"{unlinear(self.b, prog.griddim)} has run {line} for {steps:,} steps: is a loop missing its exit? "
+            f"If not, run a smaller problem or raise max_steps."
+        )
+
+    def tids(self, idx):
+        return np.arange(self.n) if idx is None else idx
+
+    def release(self):
+        """Every live thread waits: check the barrier was the same for all, then let them go."""
+        prog = self.prog
+        waiting = np.flatnonzero(self.state == WAIT)
+        sites = self.bar_site[waiting]
+        by_site = {int(s): waiting[sites == s] for s in np.unique(sites)}
+        expected = prog.bar_count.get(int(sites[0]))
+        if len(by_site) > 1 or len(waiting) != (expected or self.n):
+            main = max(by_site, key=lambda s: len(by_site[s]))
+            loc = prog.locations[prog.line_of[main]]
+            prog.divergent.append(
+                {
+                    "block": self.b,
+                    "line": loc.line,
+                    "code": loc.code,
+                    "arrived": [int(t) for t in by_site[main]],
+                    "elsewhere": {
+                        prog.locations[prog.line_of[s]].line: [int(t) for t in ts]
+                        for s, ts in by_site.items()
+                        if s != main
+                    },
+                    "finished": [int(t) for t in np.flatnonzero(self.state == DONE)],
+                    "epoch": int(self.epoch[by_site[main][0]]),
+                }
+            )
+        self.flush()
+        for s, ts in by_site.items():
+            hook = prog.bar_hooks.get(s)
+            if hook is not None:
+                hook(self, ts, self.bar_val[ts])
+            self.epoch[ts] += 1
+        self.state[waiting] = RUN
+
+
+# ----------------------------------------------------------------------------- control flow
+def make_bra(target):
+    def bra(S, idx, p, guard):
+        if guard is None:
+            return target
+        m = guard(S, idx)
+        if m.all():
+            return target
+        if not m.any():
+            return p + 1
+        t = S.tids(idx)
+        S.pc[t[m]] = target
+        S.pc[t[~m]] = p + 1
+        return None
+
+    return bra
+
+
+def _split(S, idx, p, guard):
+    """Threads of the group for which the guard holds; the others move on to p + 1."""
+    t = S.tids(idx)
+    if guard is None:
+        return t
+    m = guard(S, idx)
+    S.pc[t[~m]] = p + 1
+    S.state[t[~m]] = RUN
+    return t[m]
+
+
+def make_exit():
+    def exit_(S, idx, p, guard):
+        t = _split(S, idx, p, guard)
+        S.state[t] = DONE
+
+    return exit_
+
+
+def make_ret(prog, fn_id):
+    def ret(S, idx, p, guard):
+        t = _split(S, idx, p, guard)
+        if fn_id == 0:
+            S.state[t] = DONE
+            return
+        S.depth[t] -= 1
+        d = S.depth[t]
+        for site in np.unique(S.ret_site[t, d]):
+            prog.copy_returns(S, int(site), t[S.ret_site[t, d] == site])
+        S.pc[t] = S.ret_pc[t, d]
+        S.ret_fn[t, d] = -1
+        return
+
+    return ret
+
+
+def make_bar(pred_get):
+    def bar(S, idx, p, guard):
+        t = _split(S, idx, p, guard)
+        S.state[t] = WAIT
+        S.pc[t] = p + 1
+        S.bar_site[t] = p
+        if pred_get is not None:
+            S.bar_val[t] = np.broadcast_to(pred_get(S, None if len(t) == S.n else t), (len(t),))
+
+    return bar
+
+
+def make_call(prog, site, callee, callee_id, start):
+    def call(S, idx, p, guard):
+        t = _split(S, idx, p, guard)
+        if len(t) == 0:
+            return
+        d = S.depth[t]
+        if np.any(d >= MAX_DEPTH) or np.any(S.ret_fn[t, :MAX_DEPTH] == callee_id):
+            from ..errors import UnsupportedByTracer
+
+            raise UnsupportedByTracer(
+                f"Your kernel calls {callee} recursively (line {prog.line_at(p)}); the CPU "
+                "runner of CUDA C does not run recursion: run this kernel on a GPU to test it."
+            )
+        prog.copy_args(S, site, t)
+        S.ret_pc[t, d] = p + 1
+        S.ret_site[t, d] = site
+        S.ret_fn[t, d] = callee_id
+        S.depth[t] += 1
+        S.pc[t] = start
+        return
+
+    return call

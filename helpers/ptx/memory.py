@@ -1,0 +1,332 @@
+"""Memory spaces and the instructions that touch them: ld, st, atom, red, cvta, isspacep.
+
+Why fake addresses: a kernel does pointer arithmetic, so every array needs an address.
+Global array k lives in its own 2**40-byte window, at its middle, so that any pointer
+computed from it (even a negative index) still tells which array it came from and how far
+off it is. Shared, local and const variables get 2**24-byte windows in their own 32-bit
+spaces, and generic addresses put those spaces above the global windows. An address
+outside its array is recorded as out of bounds: reads give 0, writes are dropped, the
+kernel goes on, as the Numba tracer does.
+
+Each global/shared element access appends (array id, element, kind, thread, epoch, line)
+rows, the tracer's log format; local and const accesses are bounds-checked only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .parser import Reg, Vec
+from .values import DTYPES
+
+READ, WRITE, ATOMIC = 0, 1, 2
+GSHIFT, SSHIFT = 40, 24
+TAG = {"shared": 0x7000, "local": 0x7100, "const": 0x7200}
+_SPACES = ("global", "shared", "local", "const", "param")
+U64 = np.dtype(np.uint64)
+
+
+def gbase(k):
+    return ((k + 1) << GSHIFT) + (1 << (GSHIFT - 1))
+
+
+def sbase(k):
+    return ((k + 1) << SSHIFT) + (1 << (SSHIFT - 1))
+
+
+class Window:
+    """One variable or array: its bytes, and how its elements are named in the log."""
+
+    def __init__(self, space, name, nbytes, itemsize, aid=None, shape=None, data=None, per_thread=False):
+        self.space, self.name, self.nbytes, self.itemsize = space, name, nbytes, itemsize
+        self.aid, self.shape = aid, shape or (max(nbytes // max(itemsize, 1), 0),)
+        self.data, self.per_thread = data, per_thread
+
+
+def unravel(flat, shape):
+    """Flat element index -> index tuple, letting the first dimension run out of range."""
+    out = []
+    for n in reversed(shape[1:]):
+        flat, r = divmod(flat, n)
+        out.append(r)
+    return (flat, *reversed(out))
+
+
+def split(S, space, addr):
+    """(window list, window number, signed offset) per thread for addresses in `space`."""
+    a = np.asarray(addr).astype(np.int64, copy=False) if np.ndim(addr) else np.int64(np.uint64(addr).astype(np.int64))
+    if space == "global":
+        k = (a >> GSHIFT) - 1
+        return S.prog.gwin, k, a - (((k + 1) << GSHIFT) + (1 << (GSHIFT - 1)))
+    k = (a >> SSHIFT) - 1
+    wins = S.shared if space == "shared" else S.local if space == "local" else S.prog.cwin
+    return wins, k, a - (((k + 1) << SSHIFT) + (1 << (SSHIFT - 1)))
+
+
+def access(S, space, addr, T, kind, idx, loc, values=None):
+    """Load (values None) or store `values` of type T at `addr` for threads idx; returns loads."""
+    m = S.width(idx)
+    tids = np.arange(S.n) if idx is None else idx
+    addr = np.broadcast_to(np.asarray(addr, U64), (m,))
+    if space == "generic":
+        tag = (addr >> np.uint64(GSHIFT)).astype(np.int64)
+        out = np.zeros(m, T) if values is None else None
+        for sp in ("global", "shared", "local", "const"):
+            sel = (tag < 0x7000) if sp == "global" else (tag == TAG[sp])
+            if sp == "global":
+                sel &= tag >= 0  # tag 0 (null and small pointers) falls into global: out of bounds
+            if sel.any():
+                sub = np.flatnonzero(sel)
+                a = addr[sub] if sp == "global" else addr[sub] & np.uint64((1 << GSHIFT) - 1)
+                r = _access(S, sp, a, T, kind, tids[sub], loc, None if values is None else _take(values, sub))
+                if out is not None:
+                    out[sub] = r
+        return out
+    return _access(S, space, addr, T, kind, tids, loc, values)
+
+
+def _take(v, sub):
+    return v[sub] if np.ndim(v) else v
+
+
+def _access(S, space, addr, T, kind, tids, loc, values):
+    wins, k, off = split(S, space, addr)
+    w = T.itemsize
+    out = np.zeros(len(tids), T) if values is None else None
+    ks = np.unique(k)
+    for kk in ks:
+        sel = k == kk if len(ks) > 1 else slice(None)
+        o, t = off[sel], tids[sel]
+        win = wins[kk] if 0 <= kk < len(wins) else None
+        ok = np.zeros(len(t), bool) if win is None else (o >= 0) & (o + w <= win.nbytes)
+        if not ok.all():
+            S.out_of_bounds(win, space, o[~ok], addr[sel][~ok] if win is None else None, t[~ok], kind, loc)
+        if win is None or not ok.any():
+            continue
+        good, gt = o[ok], t[ok]
+        if win.aid is not None and space in ("global", "shared"):
+            S.record(win, good, w, gt, kind, loc)
+        data = win.data
+        if values is None:
+            vals = _gather(data, good, w, T, gt if win.per_thread else None)
+            if isinstance(sel, slice):
+                out[ok] = vals
+            else:
+                tmp = out[sel]
+                tmp[ok] = vals
+                out[sel] = tmp
+        else:
+            v = np.broadcast_to(np.asarray(values, T), (len(tids),))[sel][ok]
+            _scatter(data, good, w, v, gt if win.per_thread else None)
+    return out
+
+
+def _gather(buf, off, w, T, rows):
+    if rows is not None:
+        ix = off[:, None] + np.arange(w)
+        return np.ascontiguousarray(buf[rows[:, None], ix]).reshape(-1).view(T)
+    if w == 1:
+        return buf[off].view(T)
+    if buf.size % w == 0 and not np.any(off % w):
+        return buf.view(T)[off // w]
+    return np.ascontiguousarray(buf[off[:, None] + np.arange(w)]).reshape(-1).view(T)
+
+
+def _scatter(buf, off, w, v, rows):
+    b = np.ascontiguousarray(v).view(np.uint8).reshape(len(off), w)
+    if rows is not None:
+        buf[rows[:, None], off[:, None] + np.arange(w)] = b
+    elif buf.size % w == 0 and not np.any(off % w):
+        buf.view(v.dtype)[off // w] = v
+    else:
+        buf[off[:, None] + np.arange(w)] = b
+
+
+# ----------------------------------------------------------------------------- instructions
+def _space(ins):
+    for p in ins.parts[1:]:
+        if p in _SPACES:
+            return p
+    return "generic"
+
+
+def _vec(ins):
+    for p in ins.parts:
+        if p in ("v2", "v4", "v8"):
+            return int(p[1])
+    return 1
+
+
+def decode_ld_st(ins, cx):
+    from .alu import OPS  # noqa: F401  (the op registry lives there)
+
+    T = cx.typ(ins)
+    space = _space(ins)
+    store = ins.parts[0] == "st"
+    mem, val = (ins.operands[0], ins.operands[1]) if store else (ins.operands[1], ins.operands[0])
+    items = val.items if isinstance(val, Vec) else (val,)
+    loc = cx.prog.loc_id(cx.fn, ins)
+    if space == "param":
+        return _param(ins, cx, T, mem, items, store)
+    addr = cx.addr(mem)
+    w = T.itemsize
+    if store:
+        gets = [cx.src(x, T) for x in items]
+
+        def st(S, idx):
+            a = addr(S, idx)
+            for i, g in enumerate(gets):
+                access(S, space, a + np.uint64(i * w) if i else a, T, WRITE, idx, loc, g(S, idx))
+
+        return st
+    sets = [cx.dst(x, T) for x in items]
+
+    def ld(S, idx):
+        a = addr(S, idx)
+        for i, s in enumerate(sets):
+            s(S, idx, access(S, space, a + np.uint64(i * w) if i else a, T, READ, idx, loc))
+
+    return ld
+
+
+def _param(ins, cx, T, mem, items, store):
+    """Kernel parameters are one buffer for all threads; .func/call parameters are per thread."""
+    if isinstance(mem.base, Reg):
+        raise cx.refuse(ins, ins.opcode + " through a register")
+    name, off = mem.base.name, mem.offset
+    w = T.itemsize
+    if cx.fn.entry and name in {p.name for p in cx.fn.params}:
+        if store:
+            raise cx.refuse(ins)
+        sets = [cx.dst(x, T) for x in items]
+        start = cx.prog.kparam_offset[name] + off
+
+        def ldk(S, idx):
+            for i, s in enumerate(sets):
+                v = S.kparam[start + i * w : start + (i + 1) * w].view(T)[0]
+                s(S, idx, np.full(S.width(idx), v, T))
+
+        return ldk
+    key = (cx.fn.name, name)
+    size = cx.prog.param_size(cx.fn, name)
+    if store:
+        gets = [cx.src(x, T) for x in items]
+
+        def stp(S, idx):
+            buf = S.fparam_buf(key, size)
+            rows = np.arange(S.n) if idx is None else idx
+            for i, g in enumerate(gets):
+                v = np.broadcast_to(np.asarray(g(S, idx), T), (len(rows),))
+                _scatter(buf, np.full(len(rows), off + i * w), w, v, rows)
+
+        return stp
+    sets = [cx.dst(x, T) for x in items]
+
+    def ldp(S, idx):
+        buf = S.fparam_buf(key, size)
+        rows = np.arange(S.n) if idx is None else idx
+        for i, s in enumerate(sets):
+            s(S, idx, _gather(buf, np.full(len(rows), off + i * w), w, T, rows))
+
+    return ldp
+
+
+_ATOM = {
+    "add": lambda o, b, c: o + b,
+    "and": lambda o, b, c: o & b,
+    "or": lambda o, b, c: o | b,
+    "xor": lambda o, b, c: o ^ b,
+    "exch": lambda o, b, c: b,
+    "cas": lambda o, b, c: c if o == b else o,
+    "inc": lambda o, b, c: type(o)(0) if o >= b else o + type(o)(1),
+    "dec": lambda o, b, c: b if (o == 0 or o > b) else o - type(o)(1),
+}
+
+
+def _atom_minmax(is_min):
+    def f(o, b, c):
+        if isinstance(o, np.floating) and (np.isnan(o) or np.isnan(b)):
+            return b if np.isnan(o) else o
+        return min(o, b) if is_min else max(o, b)
+
+    return f
+
+
+_ATOM["min"], _ATOM["max"] = _atom_minmax(True), _atom_minmax(False)
+
+
+def decode_atom(ins, cx):
+    """atom/red: one thread after another in thread order, so the old values are reproducible."""
+    T = cx.typ(ins)
+    space = _space(ins)
+    opname = next((p for p in ins.parts[1:] if p in _ATOM), None)
+    if (
+        opname is None
+        or T.kind not in "iuf"
+        or T.itemsize < 4
+        or (T.kind == "f" and opname not in ("add", "exch", "min", "max"))
+    ):
+        raise cx.refuse(ins)
+    red = ins.parts[0] == "red"
+    ops = ins.operands
+    d = None if red else cx.dst(ops[0], T)
+    addr = cx.addr(ops[0] if red else ops[1])
+    rest = ops[1:] if red else ops[2:]
+    b = cx.src(rest[0], T)
+    c = cx.src(rest[1], T) if len(rest) > 1 else (lambda S, idx: T.type(0))
+    f = _ATOM[opname]
+    loc = cx.prog.loc_id(cx.fn, ins)
+
+    def run(S, idx):
+        m = S.width(idx)
+        a = np.broadcast_to(np.asarray(addr(S, idx), U64), (m,))
+        bv = np.broadcast_to(np.asarray(b(S, idx), T), (m,))
+        cv = np.broadcast_to(np.asarray(c(S, idx), T), (m,))
+        tids = np.arange(S.n) if idx is None else idx
+        old = np.zeros(m, T)
+        with np.errstate(all="ignore"):
+            for i in range(m):
+                one = tids[i : i + 1]
+                got = access(S, space, a[i : i + 1], T, ATOMIC, one, loc)
+                o = got[0]
+                new = f(o, bv[i], cv[i])
+                S.quiet = True  # the element was recorded once, as one atomic access
+                try:
+                    access(S, space, a[i : i + 1], T, ATOMIC, one, loc, np.asarray([new], T))
+                finally:
+                    S.quiet = False
+                old[i] = o
+        if d is not None:
+            d(S, idx, old)
+
+    return run
+
+
+def decode_cvta(ins, cx):
+    to = "to" in ins.parts
+    space = next(p for p in ins.parts if p in ("global", "shared", "local", "const", "param"))
+    T = cx.typ(ins)
+    d, a = cx.dst(ins.operands[0], T), cx.src(ins.operands[1], T)
+    if space == "global":
+        return lambda S, idx: d(S, idx, np.array(a(S, idx), T, copy=True))
+    if space == "param":
+        raise cx.refuse(ins)
+    tag = np.uint64(TAG[space] << GSHIFT)
+    low = np.uint64((1 << GSHIFT) - 1)
+
+    def run(S, idx):
+        v = np.asarray(a(S, idx)).astype(np.uint64)
+        d(S, idx, (v & low if to else v + tag).astype(T))
+
+    return run
+
+
+def decode_isspacep(ins, cx):
+    space = ins.parts[1]
+    d, a = cx.dst(ins.operands[0], DTYPES["pred"]), cx.src(ins.operands[1], DTYPES["u64"])
+
+    def run(S, idx):
+        tag = np.asarray(a(S, idx)).astype(np.uint64) >> np.uint64(GSHIFT)
+        d(S, idx, (tag < 0x7000) if space == "global" else tag == TAG.get(space, -1))
+
+    return run

@@ -1,0 +1,129 @@
+"""Typed register values: PTX types as NumPy dtypes, operand readers/writers, float rounding.
+
+Why: every PTX instruction names the type it works in (`add.s32`, `fma.rn.f32`), while a
+register keeps the type it was declared with (`.reg .b32 %r<9>`). Reading a register as
+another type of the same width is a free NumPy `.view`; narrower or wider types are
+truncated or extended the way the PTX ISA says for `ld`/`cvt`. Values are NumPy vectors,
+one element per thread of the group being executed, so integer arithmetic wraps exactly
+like the GPU and `.f32` arithmetic rounds to float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+DTYPES = {
+    "pred": np.bool_,
+    "b8": np.uint8,
+    "u8": np.uint8,
+    "s8": np.int8,
+    "b16": np.uint16,
+    "u16": np.uint16,
+    "s16": np.int16,
+    "f16": np.float16,
+    "b32": np.uint32,
+    "u32": np.uint32,
+    "s32": np.int32,
+    "f32": np.float32,
+    "b64": np.uint64,
+    "u64": np.uint64,
+    "s64": np.int64,
+    "f64": np.float64,
+}
+DTYPES = {k: np.dtype(v) for k, v in DTYPES.items()}
+UNSIGNED = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+SIGNED = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+
+
+def convert(v, src, dst):
+    """Bits of type `src` as type `dst`: a view when widths match, else truncate/extend."""
+    if src == dst:
+        return v
+    if src.kind == "b" or dst.kind == "b":
+        return v != 0 if dst.kind == "b" else np.asarray(v).astype(dst)
+    if src.itemsize == dst.itemsize:
+        return v.view(dst)
+    if src.kind == "f" or dst.kind == "f":
+        return np.asarray(v).astype(dst)
+    if src.itemsize < dst.itemsize:  # extend by the source's signedness, as ld/cvt do
+        return np.asarray(v).astype(SIGNED[dst.itemsize] if src.kind == "i" else UNSIGNED[dst.itemsize]).view(dst)
+    return np.asarray(v).astype(UNSIGNED[src.itemsize]).astype(UNSIGNED[dst.itemsize]).view(dst)
+
+
+def immediate(imm, dt):
+    """A literal as a NumPy scalar of type `dt` (0f/0d literals keep their exact bits)."""
+    v = imm.value
+    if isinstance(v, float):
+        if dt.kind == "f":
+            return dt.type(v)
+        bits = np.float32(v) if imm.bits == 32 else np.float64(v)
+        return convert(np.array([bits]), bits.dtype, dt)[0] if imm.bits else dt.type(int(v))
+    if dt.kind == "f":
+        return dt.type(v)
+    if dt.kind == "b":
+        return np.bool_(v)
+    return np.array([v & ((1 << (8 * dt.itemsize)) - 1)], UNSIGNED[dt.itemsize]).view(dt)[0]
+
+
+# ----------------------------------------------------------------------------- float rounding
+def round_odd(s, e):
+    """Make an inexact float64 sum `s` (exact error `e`) round-to-odd, so that a second rounding
+    to float32 in any mode is correct: 53 bits >= 24 + 2 (Boldo & Melquiond)."""
+    bits = s.view(np.uint64)
+    fix = (e != 0) & ((bits & 1) == 0) & np.isfinite(s)
+    if np.any(fix):
+        s = s.copy()
+        s[fix] = np.nextafter(s[fix], np.where(e[fix] > 0, np.inf, -np.inf))
+    return s
+
+
+def two_sum(a, b):
+    """s = fl(a + b) and the exact error e, with a + b == s + e (Knuth)."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, np.where(np.isfinite(s), e, 0.0)
+
+
+def to_f32(s, mode="rn", e=None):
+    """Round float64 values to float32 in PTX rounding mode rn/rz/rm/rp."""
+    s = np.asarray(s, np.float64)
+    if e is not None:
+        s = round_odd(s, e)
+    r = s.astype(np.float32)
+    if mode in ("rn", "rni", ""):
+        return r
+    r64 = r.astype(np.float64)
+    if mode in ("rz", "rzi"):
+        bad = np.abs(r64) > np.abs(s)
+        toward = np.zeros_like(r)
+    elif mode in ("rm", "rmi"):
+        bad = r64 > s
+        toward = np.full_like(r, -np.inf)
+    else:
+        bad = r64 < s
+        toward = np.full_like(r, np.inf)
+    return np.where(bad, np.nextafter(r, toward), r)
+
+
+def ftz32(v):
+    """Flush float32 subnormals to sign-preserving zero (the `.ftz` modifier)."""
+    v = np.asarray(v)
+    tiny = (v != 0) & (np.abs(v) < np.float32(1.1754943508222875e-38))
+    return np.where(tiny, np.copysign(np.float32(0), v), v).astype(v.dtype) if np.any(tiny) else v
+
+
+def fma64_exact(a, b, c):
+    """Correctly rounded a*b+c in float64, element by element with exact rationals."""
+    from fractions import Fraction
+
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(c, np.float64))
+    out = a * b + c
+    for i in np.flatnonzero(np.isfinite(out) & np.isfinite(a * b)):
+        exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+        if exact != 0:
+            try:
+                out[i] = float(exact)
+            except OverflowError:
+                out[i] = np.inf if exact > 0 else -np.inf
+    return out
