@@ -34,7 +34,7 @@ def not_attempted(answer) -> bool:
     if answer is None or answer is Ellipsis or answer is MISSING:
         return True
     if isinstance(answer, str):
-        rest = "\n".join(ln for ln in answer.splitlines() if PLACEHOLDER not in ln)
+        rest = answer.replace(f"# {PLACEHOLDER}", "").replace(PLACEHOLDER, "")
         return PLACEHOLDER in answer and not rest.strip()
     fn = _numba.python_function(answer) or (answer if inspect.isfunction(answer) else None)
     if fn is not None:
