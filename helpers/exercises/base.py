@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import textwrap
@@ -27,17 +28,45 @@ def fresh_seed() -> int:
 
 
 def not_attempted(answer) -> bool:
-    """None, ..., or a function whose source still holds the ``# YOUR CODE HERE`` placeholder."""
+    """True while the answer is still the placeholder: None, ..., or a function whose body is only
+    ``pass`` / ``...`` / ``return None`` next to the ``# YOUR CODE HERE`` comment. A real answer that
+    kept the comment is graded like any other."""
     if answer is None or answer is Ellipsis or answer is MISSING:
         return True
-    if isinstance(answer, str) and PLACEHOLDER in answer:
-        return True
+    if isinstance(answer, str):
+        rest = answer.replace(f"# {PLACEHOLDER}", "").replace(PLACEHOLDER, "")
+        return PLACEHOLDER in answer and not rest.strip()
     fn = _numba.python_function(answer) or (answer if inspect.isfunction(answer) else None)
     if fn is not None:
         try:
-            return PLACEHOLDER in inspect.getsource(fn)
+            src = textwrap.dedent(inspect.getsource(fn))
         except (OSError, TypeError):  # source unavailable (exec'd code): judge by running it
             return False
+        return PLACEHOLDER in src and _only_placeholder(src)
+    return False
+
+
+def _only_placeholder(src: str) -> bool:
+    """The first function (or lambda) in ``src`` does nothing: pass, ..., a docstring, return None."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:  # a lambda cut out of a longer expression: keep the old, cautious reading
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return all(_trivial(stmt) for stmt in node.body)
+        if isinstance(node, ast.Lambda):
+            return isinstance(node.body, ast.Constant) and node.body.value in (None, Ellipsis)
+    return True
+
+
+def _trivial(stmt) -> bool:
+    if isinstance(stmt, ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return stmt.value.value is Ellipsis or isinstance(stmt.value.value, str)
+    if isinstance(stmt, ast.Return):
+        return stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value in (None, Ellipsis))
     return False
 
 

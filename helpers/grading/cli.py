@@ -22,10 +22,11 @@ import sys
 import tempfile
 import time
 import traceback
+import zipfile
 from pathlib import Path
 
 from .._files import atomic_write
-from . import report
+from . import execute, report
 from .course import load_course
 from .execute import ROOT, Settings, grade_submission
 from .records import copy_pictures
@@ -150,8 +151,14 @@ def fingerprint(sub, nb, salt: str) -> str:
     h = hashlib.sha256()
     h.update(f"{RECORD_VERSION}\0{salt}\0{sub.student}\0{nb.stem}\0".encode())
     h.update(json.dumps([e.__dict__ for e in nb.exercises], sort_keys=True).encode())
+    h.update(f"{sub.problem}\0".encode())
     if sub.path is not None:
-        h.update(sub.path.read_bytes())
+        try:
+            with open(sub.path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+        except OSError as e:
+            h.update(f"unreadable: {e}".encode())
     return h.hexdigest()
 
 
@@ -209,8 +216,12 @@ def run(args) -> int:
 
     scratch = Path(tempfile.mkdtemp(prefix="grade-"))
     try:
-        root = unpack(args.submissions, scratch)
-        subs, notes = discover(root, course, scratch, args.notebook)
+        damaged = {}
+        try:
+            root, zip_notes = unpack(args.submissions, scratch, damaged)
+        except (OSError, zipfile.BadZipFile, EOFError) as e:
+            raise GraderError(f"{args.submissions}: {e}") from None
+        subs, notes = discover(root, course, scratch, args.notebook, damaged, zip_notes)
         warnings += notes
         if not subs:
             raise GraderError(
@@ -273,8 +284,10 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
     manifest["seeds"] = {
         sub.key: {e.id: seed_for(manifest["salt"], sub.student, e.id) for e in nb.exercises} for sub, nb, _ in todo
     }
-    with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(work, i, sub, nb, fp): (sub, nb, fp) for i, (sub, nb, fp) in enumerate(todo)}
+    execute.STOP.clear()
+    pool = cf.ThreadPoolExecutor(max_workers=jobs)
+    futures = {pool.submit(work, i, sub, nb, fp): (sub, nb, fp) for i, (sub, nb, fp) in enumerate(todo)}
+    try:
         for fut in cf.as_completed(futures):
             sub, nb, fp = futures[fut]
             try:
@@ -289,6 +302,14 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
             report.write_tables(out, ordered, max_points, {k: v for k, v in manifest.items() if k != "seeds"})
             report.write_feedback(out, ordered, max_points, student=sub.student)
             progress.update(sub.key, rec["outcome"])
+    except KeyboardInterrupt:
+        # Ctrl-C: start nothing new, kill the running children, keep every record already written.
+        execute.stop_all()
+        pool.shutdown(wait=False, cancel_futures=True)
+        cf.wait(futures, timeout=10)
+        raise
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     manifest.pop("seeds", None)
     return failed
 

@@ -11,8 +11,6 @@ without cell N, so one broken cell does not cost every later exercise.
 from __future__ import annotations
 
 import collections
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -27,7 +25,17 @@ from pathlib import Path
 
 from .cells import GPU_POISONED
 from .course import CourseNotebook, cell_source
-from .records import HEAD_BYTES, TAIL_BYTES, collect, finish, output_text
+from .records import (
+    HEAD_BYTES,
+    MAX_RESULT_LINE,
+    MAX_RESULTS_BYTES,
+    TAIL_BYTES,
+    collect,
+    finish,
+    output_text,
+    read_results,
+)
+from .records import verified as _verified
 from .submissions import Submission, read_cells
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,6 +105,7 @@ class Attempt:
     head: bytes = b""
     tail: bytes = b""
     output_bytes: int = 0
+    flooded: str | None = None  # the results file was over the caps: why
 
     @property
     def done(self) -> bool:
@@ -201,8 +210,28 @@ def _pump(stream, attempt: Attempt):
     attempt.head, attempt.tail = bytes(head), b"".join(tail)[-TAIL_BYTES:]
 
 
+STOP = threading.Event()  # set on Ctrl-C: no further child starts
+_RUNNING: set = set()
+_LOCK = threading.Lock()
+
+
+class Interrupted(Exception):
+    """The grader was told to stop (Ctrl-C): no new child process is started."""
+
+
+def stop_all() -> None:
+    """Ctrl-C: start nothing new and kill every running child's process group."""
+    STOP.set()
+    with _LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _kill_group(proc)
+
+
 def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None) -> Attempt:
     """One run of the notebook in a fresh process; never raises for anything the student did."""
+    if STOP.is_set():
+        raise Interrupted("the grader was interrupted")
     attempt = Attempt(skip=list(job["skip_cells"]))
     workdir.mkdir(parents=True, exist_ok=True)
     results = workdir / "results.jsonl"
@@ -225,6 +254,10 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None) -> 
         env=child_env(settings, workdir, gpu),
         start_new_session=True,
     )
+    with _LOCK:
+        _RUNNING.add(proc)
+    if STOP.is_set():
+        _kill_group(proc)
     reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
     reader.start()
     try:
@@ -235,12 +268,17 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None) -> 
     attempt.returncode, attempt.killed, attempt.stuck = _watch(proc, results, key, settings, started)
     _kill_group(proc)
     attempt.returncode = proc.wait() if attempt.returncode is None else attempt.returncode
+    with _LOCK:
+        _RUNNING.discard(proc)
+    if STOP.is_set():
+        raise Interrupted("the grader was interrupted")
     reader.join(timeout=5)  # a grandchild that left the session could hold the pipe: do not wait for it
     attempt.seconds = time.monotonic() - started
-    attempt.lines, attempt.forged = read_results(results, key)
+    attempt.lines, attempt.forged, attempt.flooded = read_results(results, key)
     return attempt
 
 
+WATCH_CHUNK = 8 << 20  # bytes of the results file the watchdog reads per look
 GRACE = 3.0  # seconds on top of a phase's own timer before the watchdog kills
 
 
@@ -258,16 +296,22 @@ def _watch(proc, results: Path, key: bytes, settings: Settings, started: float):
         now = time.monotonic()
         if now - started > settings.timeout:
             return None, True, None
-        try:
-            with open(results, "rb") as f:
-                f.seek(offset)
-                chunk = f.read()
-        except OSError:
-            chunk = b""
+        chunk = b""
+        if offset <= MAX_RESULTS_BYTES:  # past the cap: only the notebook's wall clock still applies
+            try:
+                with open(results, "rb") as f:
+                    f.seek(offset)
+                    chunk = f.read(WATCH_CHUNK)
+            except OSError:
+                pass
+        elif phase is not None:
+            phase = None  # a flooded results file: phases can no longer be followed, so no phase kill
         if chunk:
             offset += len(chunk)
             lines = (partial + chunk).split(b"\n")
             partial = lines.pop()
+            if len(partial) > MAX_RESULT_LINE:
+                partial = b""  # an endless line is no message of the child's
             for line in lines:
                 msg = _verified(line, key)
                 if msg is not None:
@@ -280,39 +324,11 @@ def _watch(proc, results: Path, key: bytes, settings: Settings, started: float):
             )
 
 
-def _verified(line: bytes, key: bytes):
-    mac, _, body = line.partition(b" ")
-    if body and hmac.compare_digest(mac.decode(errors="replace"), hmac.new(key, body, hashlib.sha256).hexdigest()):
-        try:
-            return json.loads(body)
-        except ValueError:
-            return None
-    return None
-
-
 def _kill_group(proc):
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
         pass
-
-
-def read_results(path: Path, key: bytes) -> tuple[list, int]:
-    """The child's messages whose signature checks out, and how many lines did not."""
-    good, forged = [], 0
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return [], 0
-    for line in raw.splitlines():
-        if not line.strip():
-            continue
-        msg = _verified(line, key)
-        if msg is None:
-            forged += 1
-        else:
-            good.append(msg)
-    return good, forged
 
 
 def grade_submission(
@@ -337,10 +353,13 @@ def grade_submission(
         "skipped_cells": [],
     }
     by_id = {}
+    if sub.path is None and sub.problem:
+        record.update(outcome="invalid", problem=sub.problem)
+        return finish(record, nb, by_id, started)
     if sub.path is None:
         record.update(outcome="missing", problem=sub.notes[0] if sub.notes else "not handed in")
         return finish(record, nb, by_id, started)
-    cells, problem = read_cells(sub.path)
+    cells, problem = (None, sub.problem) if sub.problem else read_cells(sub.path)
     if problem:
         record.update(outcome="invalid", problem=problem)
         return finish(record, nb, by_id, started)

@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import stat
+import tempfile
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -25,84 +26,111 @@ from .course import CourseNotebook, match_notebook
 MAX_MEMBER_BYTES = 200 << 20
 MAX_ZIP_BYTES = 2 << 30
 MAX_NOTEBOOK_BYTES = 50 << 20
+MAX_NOTES_PER_ZIP = 20  # skipped members named one by one; the rest are counted
 _SKIP = ("__MACOSX", ".ipynb_checkpoints", "__pycache__")
+_KEEP = (".ipynb", ".zip")  # the only members extracted from a zip
 
 
 @dataclass
 class Submission:
     student: str
     notebook: str  # course notebook stem, e.g. "02_first_kernels"
-    path: Path | None  # None: the student handed in no such notebook
+    path: Path | None  # None: the student handed in no such notebook (or it could not be read)
     notes: list = field(default_factory=list)  # plain sentences for the feedback (duplicates, guesses)
+    problem: str | None = None  # why this submission cannot be graded at all (a damaged zip ...)
 
     @property
     def key(self) -> str:
         return f"{self.student}/{self.notebook}"
 
 
-def safe_extract(zip_path: Path, dest: Path) -> list[str]:
-    """Extract ``zip_path`` into ``dest``; returns notes about skipped members."""
-    notes, total = [], 0
+def safe_extract(zip_path: Path, dest: Path, damaged: dict | None = None) -> list[str]:
+    """Extract the notebooks (and zips) in ``zip_path`` into ``dest``; returns notes about skipped
+    members. A member that cannot be read (bad CRC, truncated) is written empty and its reason put
+    in ``damaged`` {path: sentence}. Raises ``zipfile.BadZipFile`` when the archive itself is unreadable."""
+    notes, total, hidden = [], 0, 0
     dest.mkdir(parents=True, exist_ok=True)
     root = dest.resolve()
+
+    def skip(name, why):
+        notes.append(f"skipped {name!r} in {zip_path.name}: {why}")
+
     with zipfile.ZipFile(zip_path) as zf:
         for info in zf.infolist():
             name = info.filename
             mode = info.external_attr >> 16
             target = (dest / name).resolve()
-            if name.startswith(("/", "\\")) or ".." in Path(name).parts or not str(target).startswith(str(root)):
-                notes.append(f"skipped {name!r} in {zip_path.name}: it points outside the archive")
+            parts = Path(name).parts
+            if name.startswith(("/", "\\")) or ".." in parts or not str(target).startswith(str(root)):
+                skip(name, "it points outside the archive")
                 continue
             if stat.S_ISLNK(mode):
-                notes.append(f"skipped {name!r} in {zip_path.name}: links are not extracted")
+                skip(name, "links are not extracted")
                 continue
             if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
+                continue
+            if any(part.startswith(".") or part in _SKIP for part in parts):
+                hidden += 1
+                continue
+            if not name.lower().endswith(_KEEP):
+                skip(name, "not a notebook")
                 continue
             total += info.file_size
             if info.file_size > MAX_MEMBER_BYTES or total > MAX_ZIP_BYTES:
-                notes.append(f"skipped {name!r} in {zip_path.name}: too large")
+                skip(name, "too large")
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
+            try:
+                with zf.open(info) as src, open(target, "wb") as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+            except Exception as e:  # noqa: BLE001 - bad CRC, truncated data, odd compression: this member only
+                target.write_bytes(b"")
+                why = f"{name} in {zip_path.name} is damaged and cannot be extracted ({type(e).__name__}: {e})"
+                if damaged is not None:
+                    damaged[target] = why
+                skip(name, f"damaged ({type(e).__name__})")
+    if len(notes) > MAX_NOTES_PER_ZIP:
+        notes[MAX_NOTES_PER_ZIP:] = [f"... and {len(notes) - MAX_NOTES_PER_ZIP} more skipped in {zip_path.name}"]
     return notes
 
 
-def unpack(path: Path, scratch: Path) -> Path:
-    """The folder to discover in: ``path`` itself, or a zip extracted into ``scratch``."""
+def unpack(path: Path, scratch: Path, damaged: dict | None = None) -> tuple[Path, list[str]]:
+    """The folder to discover in (``path`` itself, or a zip extracted into ``scratch``) and notes
+    about skipped zip members."""
     path = Path(path)
     if path.is_dir():
-        return path
+        return path, []
     if zipfile.is_zipfile(path):
         dest = scratch / "unzipped"
-        safe_extract(path, dest)
+        notes = safe_extract(path, dest, damaged)
         entries = [p for p in dest.iterdir() if not _hidden(p)]
         if len(entries) == 1 and entries[0].is_dir():
-            return entries[0]
-        return dest
-    raise FileNotFoundError(f"{path} is neither a folder nor a zip file")
+            return entries[0], notes
+        return dest, notes
+    raise FileNotFoundError(f"{path} is neither a folder nor a readable zip file")
 
 
 def _hidden(p: Path) -> bool:
     return p.name.startswith(".") or p.name in _SKIP
 
 
-def _notebooks_under(folder: Path, scratch: Path) -> list[Path]:
+def _notebooks_under(folder: Path, scratch: Path, notes: list, damaged: dict) -> list[Path]:
     out = []
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder)
-        if any(part.startswith(".") or part in _SKIP for part in rel.parts) or p.is_symlink():
+        if any(part.startswith(".") or part in _SKIP for part in rel.parts) or p.is_symlink() or not p.is_file():
             continue
-        if p.suffix.lower() == ".ipynb" and p.is_file():
+        if p.suffix.lower() == ".ipynb":
             out.append(p)
-        elif p.suffix.lower() == ".zip" and p.is_file() and zipfile.is_zipfile(p):
-            inner = scratch / "nested" / re.sub(r"[^\w.-]", "_", str(rel))
+        elif p.suffix.lower() == ".zip":
+            (scratch / "nested").mkdir(parents=True, exist_ok=True)
+            inner = Path(tempfile.mkdtemp(prefix=re.sub(r"[^\w.-]", "_", p.stem)[:40] + "-", dir=scratch / "nested"))
             try:
-                safe_extract(p, inner)
-            except (zipfile.BadZipFile, OSError):
+                notes.extend(safe_extract(p, inner, damaged))
+            except Exception as e:  # noqa: BLE001 - truncated or damaged: noted, the rest is graded
+                notes.append(f"skipped {rel}: not a readable zip file ({type(e).__name__}: {e})")
                 continue
-            out.extend(_notebooks_under(inner, scratch))
+            out.extend(_notebooks_under(inner, scratch, notes, damaged))
     return out
 
 
@@ -112,12 +140,39 @@ def student_id(raw: str) -> str:
     return s[:80]
 
 
-def _student_from_file(stem: str, nb: CourseNotebook | None) -> str:
+class StudentIds:
+    """Distinct ids for distinct names: 'Kim Lee' and 'Kim_Lee' become Kim_Lee and Kim_Lee_2."""
+
+    def __init__(self):
+        self.by_raw, self.taken, self.collisions = {}, {}, []
+
+    def __call__(self, raw: str) -> str:
+        if raw in self.by_raw:
+            return self.by_raw[raw]
+        base = sid = student_id(raw)
+        n = 1
+        while sid.lower() in self.taken:
+            n += 1
+            sid = f"{base[:76]}_{n}"
+        if sid != base:
+            self.collisions.append(
+                f"the names {self.taken[base.lower()]!r} and {raw!r} both become the id {base}; "
+                f"graded as two students, {base} and {sid}"
+            )
+        self.taken[sid.lower()] = raw
+        self.by_raw[raw] = sid
+        return sid
+
+
+def _student_raw(stem: str, nb: CourseNotebook | None) -> str:
     s = stem
     if nb is not None:
         s = re.sub(re.escape(nb.stem), "", s, flags=re.I)
-    s = s.strip(" _-.")
-    return student_id(s or stem)
+    return s.strip(" _-.") or stem
+
+
+def _student_from_file(stem: str, nb: CourseNotebook | None) -> str:
+    return student_id(_student_raw(stem, nb))
 
 
 def read_cells(path: Path):
@@ -130,6 +185,8 @@ def read_cells(path: Path):
                 f"the notebook file is {size >> 20} MB, more than the {MAX_NOTEBOOK_BYTES >> 20} MB the grader reads",
             )
         data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except RecursionError:
+        return None, "the notebook file is nested too deeply to be a notebook"
     except ValueError as e:
         return None, f"the notebook file is not valid JSON ({e}); it was probably damaged while editing or uploading"
     except OSError as e:
@@ -137,46 +194,84 @@ def read_cells(path: Path):
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         return None, "the file is JSON but not a notebook (it has no list of cells)"
-    return [c for c in cells if isinstance(c, dict)], None
+    cells = [c for c in cells if isinstance(c, dict)]
+    for i, c in enumerate(cells):
+        src = c.get("source", "")
+        if not (isinstance(src, str) or (isinstance(src, list) and all(isinstance(x, str) for x in src))):
+            return None, f"cell {i + 1} of the notebook has a source that is not text; the file is damaged"
+        if not isinstance(c.get("cell_type", ""), str):
+            return None, f"cell {i + 1} of the notebook has no valid cell type; the file is damaged"
+    return cells, None
 
 
-def discover(root: Path, course: dict, scratch: Path, forced: str | None = None) -> tuple[list[Submission], list[str]]:
+def discover(
+    root: Path,
+    course: dict,
+    scratch: Path,
+    forced: str | None = None,
+    damaged: dict | None = None,
+    zip_notes: tuple = (),
+) -> tuple[list[Submission], list[str]]:
     """Submissions found under ``root`` (plus a Submission with path None for every expected but
-    missing notebook of a student), and notes about files that match no course notebook."""
+    missing notebook of a student), and notes for the summary (files that match no course
+    notebook, skipped zip members, colliding names, unreadable submissions)."""
     found: dict = {}  # (student, stem) -> [paths]
     unmatched: list = []  # (student or None, path)
     notes: list = []
+    damaged = {} if damaged is None else damaged
+    ids = StudentIds()
     folders = set()  # students who handed in a folder, even an empty one
+    broken: dict = {}  # student -> why nothing of theirs can be read
+    per_student: dict = {}  # student -> notes for their feedback
     for entry in sorted(root.iterdir()):
         if _hidden(entry):
             continue
-        if entry.is_dir() or (entry.suffix.lower() == ".zip" and zipfile.is_zipfile(entry)):
-            student = student_id(entry.stem if entry.is_file() else entry.name)
-            folders.add(student)
-            folder = entry
-            if entry.is_file():
-                folder = scratch / "students" / student
-                safe_extract(entry, folder)
-            for p in _notebooks_under(folder, scratch):
-                cells, _ = read_cells(p)
-                nb = match_notebook(p.name, cells, course, forced)
+        student = None
+        try:
+            if entry.is_dir() or entry.suffix.lower() == ".zip":
+                student = ids(entry.stem if entry.is_file() else entry.name)
+                folders.add(student)
+                folder, mine = entry, per_student.setdefault(student, [])
+                if entry.is_file():
+                    folder = scratch / "students" / student
+                    try:
+                        mine.extend(safe_extract(entry, folder, damaged))
+                    except Exception as e:  # noqa: BLE001 - a truncated or damaged zip: this student only
+                        broken[student] = f"{entry.name} is not a readable zip file ({type(e).__name__}: {e})"
+                        continue
+                for p in _notebooks_under(folder, scratch, mine, damaged):
+                    cells, _ = read_cells(p)
+                    nb = match_notebook(p.name, cells, course, forced)
+                    if nb is None:
+                        unmatched.append((student, p))
+                    else:
+                        found.setdefault((student, nb.stem), []).append(p)
+            elif entry.suffix.lower() == ".ipynb":
+                cells, _ = read_cells(entry)
+                nb = match_notebook(entry.name, cells, course, forced)
                 if nb is None:
-                    unmatched.append((student, p))
+                    unmatched.append((None, entry))
                 else:
-                    found.setdefault((student, nb.stem), []).append(p)
-        elif entry.suffix.lower() == ".ipynb":
-            cells, _ = read_cells(entry)
-            nb = match_notebook(entry.name, cells, course, forced)
-            if nb is None:
-                unmatched.append((None, entry))
-            else:
-                found.setdefault((_student_from_file(entry.stem, nb), nb.stem), []).append(entry)
+                    found.setdefault((ids(_student_raw(entry.stem, nb)), nb.stem), []).append(entry)
+        except Exception as e:  # noqa: BLE001 - one submission must never stop the batch
+            student = student or ids(entry.stem)
+            folders.add(student)
+            broken[student] = f"{entry.name} could not be read ({type(e).__name__}: {e})"
+    notes += ids.collisions
+    for note in zip_notes:  # members of the class zip skipped: in the summary, and in their student's feedback
+        who = [s for s, raw in ids.taken.items() if f"'{raw}/" in note or f"/{raw}/" in note]
+        if len(who) == 1:
+            per_student.setdefault(ids.by_raw[ids.taken[who[0]]], []).append(note)
+        else:
+            notes.append(note)
+    for student, mine in per_student.items():
+        notes += [f"{student}: {n}" for n in mine]
     # A file we cannot place (empty, damaged) is taken as the notebook most others handed in.
     common = Counter(stem for _, stem in found).most_common(1)
     for student, p in unmatched:
         if common and len(course) and (student is None or not any(s == student for s, _ in found)):
             stem = common[0][0]
-            who = student or _student_from_file(p.stem, course[stem])
+            who = student or ids(_student_raw(p.stem, course[stem]))
             found.setdefault((who, stem), []).append(p)
             notes.append(f"{p.name}: could not tell which course notebook it is; graded as {stem}")
         else:
@@ -184,14 +279,18 @@ def discover(root: Path, course: dict, scratch: Path, forced: str | None = None)
     subs = []
     students = sorted({s for s, _ in found} | folders)
     expected = sorted({stem for _, stem in found} or ([forced_stem(course, forced)] if forced else []))
+    if not expected and broken and len(course) == 1:
+        expected = list(course)
     for student in students:
+        mine = per_student.get(student, [])
         for stem in expected:
             paths = found.get((student, stem))
             if not paths:
-                subs.append(Submission(student, stem, None, [f"no {stem} notebook was handed in"]))
+                why = broken.get(student) or f"no {stem} notebook was handed in"
+                subs.append(Submission(student, stem, None, [why, *mine], problem=broken.get(student)))
                 continue
             chosen = _choose(paths, course[stem])
-            sub = Submission(student, stem, chosen)
+            sub = Submission(student, stem, chosen, list(mine), problem=damaged.get(chosen))
             if len(paths) > 1:
                 others = ", ".join(p.name for p in paths if p != chosen)
                 sub.notes.append(f"several copies handed in; graded {chosen.name} (also found: {others})")
