@@ -9,12 +9,12 @@ import numpy as np
 
 from helpers.ptx import compile_source, run
 
-SAXPY = r"""
+SAXPY_SRC = r"""
 extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a * x[i] + y[i];
 }"""
-MATMUL = r"""
+MATMUL_SRC = r"""
 #define TILE 16
 extern "C" __global__ void matmul(const float* A, const float* B, float* C, int n) {
   __shared__ float As[TILE][TILE];
@@ -41,7 +41,7 @@ def timed(ptx, source, *a, **k):
 def main():
     n = 1000
     x, y = np.random.rand(n).astype(np.float32), np.ones(n, np.float32)
-    dt, r = timed(compile_source(SAXPY), SAXPY, "saxpy", 4, 256, (np.float32(2), x, y, np.int32(n)))
+    dt, r = timed(compile_source(SAXPY_SRC), SAXPY_SRC, "saxpy", 4, 256, (np.float32(2), x, y, np.int32(n)))
     print(f"saxpy     1,024 threads : {dt:.3f} s  ({r.steps:,} thread-instructions, {r.table.shape[1]:,} accesses)")
     m = 64
     A, B, C = (
@@ -49,7 +49,7 @@ def main():
         np.random.rand(m, m).astype(np.float32),
         np.zeros((m, m), np.float32),
     )
-    dt, r = timed(compile_source(MATMUL), MATMUL, "matmul", (4, 4), (16, 16), (A, B, C, np.int32(m)))
+    dt, r = timed(compile_source(MATMUL_SRC), MATMUL_SRC, "matmul", (4, 4), (16, 16), (A, B, C, np.int32(m)))
     ok = np.allclose(C, A @ B, rtol=1e-4)
     print(
         f"matmul 64x64, 16x16 tiles: {dt:.3f} s  ({r.steps:,} thread-instructions, {r.table.shape[1]:,} accesses, "
