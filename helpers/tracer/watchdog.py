@@ -56,9 +56,10 @@ def learner_frame(frame, codes=None):
     return None
 
 
-def line_text(frame) -> str:
-    src = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-    return f"line {frame.f_lineno}" + (f" (`{src}`)" if src else "")
+def line_text(frame, lineno=None) -> str:
+    lineno = frame.f_lineno if lineno is None else lineno
+    src = linecache.getline(frame.f_code.co_filename, lineno).strip()
+    return f"line {lineno}" + (f" (`{src}`)" if src else "")
 
 
 def describe_function(what="your function"):
