@@ -3,7 +3,8 @@
 ``with watchdog(seconds, describe):`` arms ``SIGALRM`` (``signal.setitimer``); when it fires,
 the handler runs in the interrupted frame, which is the learner's code, so ``describe(frame,
 seconds)`` can name the block, thread and line that was running, and the handler raises
-``TookTooLong`` right there. Watchdogs nest (a check around the traces it runs): the innermost
+``TookTooLong`` (as a BaseException that a learner's ``except Exception`` cannot swallow, turned
+into ``TookTooLong`` on the way out). Watchdogs nest (a check around the traces it runs): the innermost
 description that recognises the frame wins, and the earliest deadline holds. Outside the main
 thread (or where there is no SIGALRM) the code simply runs without a budget.
 """
@@ -25,6 +26,12 @@ DEFAULT_SECONDS = 20.0
 ENV = "COURSE_WATCHDOG_S"
 HELPERS = str(Path(__file__).resolve().parent.parent)  # frames under here are the course's, not the learner's
 LIBRARIES = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
+
+
+class _Stop(BaseException):
+    """Raised in the learner's frame: a BaseException, so their `except Exception:` cannot swallow it.
+    The watchdog turns it into ``TookTooLong`` once it is back in the course's code."""
+
 
 _stack = []  # (describe, started) of the active watchdogs, outermost first
 _fired = [False]
@@ -81,9 +88,9 @@ def _on_alarm(signum, frame):
     for describe, _ in reversed(_stack):
         message = describe(frame, seconds)
         if message:
-            raise TookTooLong(message)
+            raise _Stop(message)
     if first:  # nobody recognised the frame: stop anyway, once; later alarms wait for learner code
-        raise TookTooLong(f"the check has run for {seconds:.0f} s and was stopped: is a loop missing its exit?")
+        raise _Stop(f"the check has run for {seconds:.0f} s and was stopped: is a loop missing its exit?")
 
 
 def _usable() -> bool:
@@ -113,6 +120,8 @@ def watchdog(seconds=None, describe=None):
     signal.setitimer(signal.ITIMER_REAL, delay, 0.5)
     try:
         yield
+    except _Stop as stop:
+        raise TookTooLong(str(stop)) from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         _stack.pop()
