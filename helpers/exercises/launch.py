@@ -212,9 +212,9 @@ def judge_launch(lr, launch, rule):
             need = (n + threads - 1) // threads
             start = "your launch is the same for every n: " if same else ""
             raise Failed(
-                f"{start}for n = {n:,} your launch starts {blocks:,} blocks of {threads} threads where {need:,} "
-                f"cover every element, so {blocks - need:,} blocks only start up and do nothing: use "
-                "(n + threads - 1) // threads blocks."
+                f"{start}for n = {n:,} your launch starts {blocks:,} blocks of {threads} threads, {blocks - need:,} "
+                f"more than the {need:,} that cover every element; the extra blocks only start up and do nothing: "
+                "use (n + threads - 1) // threads blocks."
             )
 
 
