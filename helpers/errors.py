@@ -23,3 +23,7 @@ class UnsupportedByTracer(CourseError):
 
 class GPURequired(CourseError):
     """This needs a real NVIDIA GPU and the course is running in CPU (simulator) mode."""
+
+
+class TookTooLong(CourseError):
+    """Learner code ran past the watchdog's budget (message names the block, thread and line running)."""

@@ -10,3 +10,58 @@ MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)  # threads per block along x, y, z
 MAX_GRID_DIM = (2**31 - 1, 65535, 65535)  # blocks per grid along x, y, z
 MAX_STATIC_SHARED_BYTES = 48 * 1024  # per block, without the dynamic opt-in
+TRACE_MAX_THREADS = 2**22  # the CPU tracer refuses a launch of more threads than this (minutes of work)
+
+RETURN_VALUE = "a kernel cannot return a value: write the result into an output array."
+
+
+def _n(v) -> str:
+    return f"{v:,}" if v >= 100_000 else str(v)
+
+
+def block_problem(block) -> str | None:
+    """One sentence naming the block limit that ``block`` (1 to 3 ints) breaks, or None."""
+    block = tuple(block) + (1,) * (3 - len(block))
+    total = block[0] * block[1] * block[2]
+    if total > MAX_THREADS_PER_BLOCK:
+        return (
+            f"{_n(total)} threads per block is more than the {MAX_THREADS_PER_BLOCK} a CUDA block can hold: "
+            "use 128 or 256 threads per block and more blocks."
+        )
+    for axis, d, most in zip("xyz", block, MAX_BLOCK_DIM):
+        if d > most:
+            if axis == "z":
+                return f"a block can be at most 64 threads deep in z, got {d}: put the threads along x or y."
+            return f"a block can be at most {most} threads along {axis}, got {d}: spread them over x and y."
+    return None
+
+
+def grid_problem(grid) -> str | None:
+    """One sentence naming the grid limit that ``grid`` (1 to 3 ints) breaks, or None."""
+    for axis, d, most in zip("xyz", tuple(grid), MAX_GRID_DIM):
+        if d > most:
+            return (
+                f"a grid can have at most {most:,} blocks along {axis} (2^31 - 1 along x, 65,535 along y and z), "
+                f"got {d:,}: use more threads per block, or a grid-stride loop over fewer blocks."
+            )
+    return None
+
+
+def shared_problem(nbytes) -> str | None:
+    """One sentence if one block's static shared arrays (``nbytes`` in all) exceed 48 KB, else None."""
+    if nbytes > MAX_STATIC_SHARED_BYTES:
+        return (
+            f"a block can have at most 48 KB ({MAX_STATIC_SHARED_BYTES:,} bytes) of static shared memory, but its "
+            f"cuda.shared.array allocations take {nbytes:,} bytes: use a smaller tile or fewer shared arrays."
+        )
+    return None
+
+
+def trace_size_problem(total_threads) -> str | None:
+    """One sentence if a (legal) launch has too many threads to run on the CPU tracer, else None."""
+    if total_threads > TRACE_MAX_THREADS:
+        return (
+            f"this launch starts {total_threads:,} threads, too many to run one by one on the CPU (at most "
+            f"{TRACE_MAX_THREADS:,}): trace a smaller problem."
+        )
+    return None

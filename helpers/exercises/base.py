@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _numba
 from ..errors import CourseError
+from ..tracer.watchdog import HELPERS, LIBRARIES, describe_function, line_text, watchdog
 from . import progress as _progress
 from .results import Result, show, show_text
 
@@ -81,6 +82,7 @@ class Exercise:
     notebook: str = ""
 
     random = True  # False for exercises with fixed answers: no seed to print
+    running = "your code"  # how the watchdog names the learner's code that ran too long
 
     def __post_init__(self):
         self._hint_level = 0
@@ -93,8 +95,10 @@ class Exercise:
         return f"<{type(self).__name__} {self.id}: {self.prompt}>"
 
     # -- learner API
-    def grade(self, answer=MISSING, seed: int | None = None, **options) -> Result:
-        """Pure: never prints, never raises (learner and checker problems become status "error")."""
+    def grade(self, answer=MISSING, seed: int | None = None, watchdog: float | None = None, **options) -> Result:
+        """Pure: never prints, never raises (learner and checker problems become status "error").
+
+        ``watchdog`` is the time budget in seconds (default $COURSE_WATCHDOG_S or 20; 0: none)."""
         seed = None if not self.random else fresh_seed() if seed is None else int(seed)
         try:
             if not_attempted(answer):
@@ -104,16 +108,19 @@ class Exercise:
                     "your code, run that cell, then run this check again.",
                     seed,
                 )
-            status, message, picture, metrics = self._grade(answer, np.random.default_rng(seed), **options)
+            with _watchdog(watchdog, describe_function(self.running)):
+                status, message, picture, metrics = self._grade(answer, np.random.default_rng(seed), **options)
+        except KeyboardInterrupt as e:  # the learner pressed stop: one line, not a traceback through helpers
+            return self._result("error", stopped_message(e), seed)
         except CourseError as e:  # LearnerError, KernelError, UnsupportedByTracer, GPURequired
             return self._result("error", str(e), seed)
         except Exception as e:  # noqa: BLE001 - the learner's code raised somewhere unexpected
             return self._result("error", f"your code raised {type(e).__name__}: {e}; fix it and check again.", seed)
         return self._result(status, message, seed, picture, metrics)
 
-    def check(self, answer=MISSING, seed: int | None = None, **options) -> None:
+    def check(self, answer=MISSING, seed: int | None = None, watchdog: float | None = None, **options) -> None:
         """Grade, show one green/red line (and a picture where it helps), record progress."""
-        result = self.grade(answer, seed=seed, **options)
+        result = self.grade(answer, seed=seed, watchdog=watchdog, **options)
         self.last_result = result
         show(result)
         _progress.record_result(self.id, result)
@@ -146,6 +153,22 @@ class Exercise:
     def reference_answer(self):
         """What a correct learner would pass to ``check`` (used by the tests)."""
         raise NotImplementedError
+
+
+_watchdog = watchdog  # grade's keyword of the same name shadows it
+
+
+def stopped_message(exc) -> str:
+    """The one line for a check the learner stopped, naming their line that was running if it can."""
+    where, tb, seen_helpers = None, exc.__traceback__, False
+    while tb is not None:  # the innermost learner frame below the course's own frames
+        name = tb.tb_frame.f_code.co_filename
+        seen_helpers = seen_helpers or name.startswith(HELPERS)
+        if seen_helpers and not name.startswith((HELPERS, *LIBRARIES)):
+            where = (tb.tb_frame, tb.tb_lineno)
+        tb = tb.tb_next
+    at = f" while your code was running {line_text(*where)}" if where else ""
+    return f"check stopped: you interrupted it{at}; fix or wait, then run the check again."
 
 
 def source(fn) -> str:

@@ -10,7 +10,7 @@ from typing import Callable
 import numpy as np
 
 from .. import _numba
-from ..errors import LearnerError
+from ..errors import CourseError, LearnerError
 from .base import Exercise, fmt, source
 from .values import same, type_problem
 
@@ -55,6 +55,7 @@ class FunctionExercise(Exercise):
     edge_cases: tuple = ()
     trials: int = 200
     where: Callable = None
+    running = "your function"  # the watchdog's name for it: "your function has run line 7 for 20 s"
     mistakes: tuple = ()
 
     def reference_answer(self):
@@ -93,6 +94,8 @@ class FunctionExercise(Exercise):
             want.append(self.reference(**case))
             try:
                 g = fn(*case.values())
+            except CourseError:  # the watchdog stopped it: its sentence names the line
+                raise
             except Exception as e:  # noqa: BLE001 - learner code
                 raise LearnerError(f"{said(case)} raised {type(e).__name__}: {e}; fix it and check again.") from None
             got.append(g)

@@ -9,8 +9,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import LearnerError
-from ..limits import MAX_THREADS_PER_BLOCK
+from ..errors import CourseError, LearnerError
+from ..limits import WARP_SIZE, block_problem, grid_problem
 from .base import fmt, not_attempted, source
 
 
@@ -22,6 +22,8 @@ class LaunchRule:
     threads: int = 32
     blocks: int = 1
     example: Callable = None  # learner kind: a correct launch function, n -> (blocks, threads)
+    block_sizes: tuple = ()  # learner kind: the threads per block allowed (empty: any legal one)
+    warp_multiple: bool = True  # learner kind: threads per block must be a multiple of 32
 
     @property
     def example_source(self) -> str:
@@ -43,9 +45,12 @@ def fixed(blocks, threads) -> LaunchRule:
     return LaunchRule("fixed", threads, blocks)
 
 
-def learner_launch(example) -> LaunchRule:
-    """The learner passes ``launch=f`` with f(n) -> (blocks_per_grid, threads_per_block)."""
-    return LaunchRule("learner", example=example)
+def learner_launch(example, block_sizes=(), warp_multiple=True) -> LaunchRule:
+    """The learner passes ``launch=f`` with f(n) -> (blocks_per_grid, threads_per_block).
+
+    The launch is judged by arithmetic for every n in ``JUDGE_SIZES`` (see ``judge_launch``)
+    before the kernel runs at small sizes."""
+    return LaunchRule("learner", example=example, block_sizes=tuple(block_sizes), warp_multiple=warp_multiple)
 
 
 @dataclass(frozen=True)
@@ -107,13 +112,9 @@ def validate_launch(cfg):
     if not (isinstance(cfg, (tuple, list)) and len(cfg) == 2):
         raise LearnerError(f"your launch should give (blocks_per_grid, threads_per_block), got {fmt(cfg)}.")
     grid, block = _dims(cfg[0], "blocks per grid"), _dims(cfg[1], "threads per block")
-    total = int(np.prod(block))
-    if total > MAX_THREADS_PER_BLOCK:
-        raise LearnerError(
-            f"{total} threads per block is more than the {MAX_THREADS_PER_BLOCK} a CUDA block can hold: use 128 or 256."
-        )
-    if len(block) == 3 and block[2] > 64:
-        raise LearnerError(f"a block can be at most 64 threads deep in z, got {block[2]}.")
+    problem = block_problem(block) or grid_problem(grid)
+    if problem:
+        raise LearnerError(problem)
     return grid, block
 
 
@@ -135,6 +136,8 @@ def launch_for(ex, launch):
         def rule(n):
             try:
                 cfg = launch(n)
+            except CourseError:  # the watchdog stopped a loop in it
+                raise
             except Exception as e:  # noqa: BLE001 - learner code
                 raise LearnerError(f"your launch function raised {type(e).__name__}: {e} for n={n}.") from None
             if (
@@ -149,9 +152,70 @@ def launch_for(ex, launch):
                 )
             return validate_launch(cfg)
 
+        judge_launch(ex.launch, launch, rule)
         return rule
     fixed_cfg = validate_launch(launch)
+    judge_launch(ex.launch, launch, lambda n: fixed_cfg)
     return lambda n: fixed_cfg
+
+
+JUDGE_SIZES = (1, 1000, 10**6, 10**9)  # n a learner's launch must fit, judged by arithmetic only
+
+
+def _raw(launch, n):
+    try:
+        cfg = launch(n)
+        return tuple(int(v) for v in cfg) if len(cfg) == 2 else None
+    except CourseError:
+        raise
+    except Exception:  # noqa: BLE001 - learner code; rule(n) reports it properly
+        return None
+
+
+def judge_launch(lr, launch, rule):
+    """Raise Failed when the learner's launch does not fit every n in JUDGE_SIZES: too few threads,
+    a spare block, a block size that is not a multiple of a warp (or not allowed), blocks and
+    threads swapped, or the same launch whatever n. Nothing runs: (grid, block) is arithmetic."""
+    same = not callable(launch)
+    if not same:
+        raw = [_raw(launch, n) for n in JUDGE_SIZES]
+        if all(raw) and len({r[0] for r in raw}) == 1 and len({r[1] for r in raw}) > 1:
+            raise Failed(
+                f"your launch returns (threads, blocks): for n = {JUDGE_SIZES[2]:,} it gives {raw[2]}, but the order "
+                "is (blocks_per_grid, threads_per_block); swap the two."
+            )
+    configs = [(n, int(np.prod(g)), int(np.prod(b))) for n in JUDGE_SIZES for g, b in [rule(n)]]
+    for n, blocks, threads in reversed(configs) if same else configs:
+        if blocks * threads < n:
+            if same:
+                raise Failed(
+                    f"your launch is the same for every n: for n = {n:,} it starts only {blocks * threads:,} "
+                    f"threads, so {n - blocks * threads:,} elements are never computed; write launch(n) as a "
+                    "function returning ((n + threads - 1) // threads, threads)."
+                )
+            raise Failed(
+                f"for n = {n:,} your launch starts {blocks:,} blocks of {threads} threads, only {blocks * threads:,} "
+                f"threads for {n:,} elements, so the last ones are never computed: round the number of blocks "
+                "up, (n + threads - 1) // threads."
+            )
+    for n, blocks, threads in configs:
+        if lr.block_sizes and threads not in lr.block_sizes:
+            allowed = ", ".join(map(str, lr.block_sizes))
+            raise Failed(f"your launch uses {threads} threads per block; this exercise asks for one of {allowed}.")
+        if lr.warp_multiple and threads % WARP_SIZE:
+            raise Failed(
+                f"your launch uses blocks of {threads} thread{'s' if threads != 1 else ''}: a GPU runs threads in "
+                f"warps of {WARP_SIZE}, so part of every warp sits idle; use a multiple of {WARP_SIZE} threads per "
+                "block, such as 128 or 256."
+            )
+        if (blocks - 1) * threads >= n:
+            need = (n + threads - 1) // threads
+            start = "your launch is the same for every n: " if same else ""
+            raise Failed(
+                f"{start}for n = {n:,} your launch starts {blocks:,} blocks of {threads} threads, {blocks - need:,} "
+                f"more than the {need:,} that cover every element; the extra blocks only start up and do nothing: "
+                "use (n + threads - 1) // threads blocks."
+            )
 
 
 class NotAttempted(Exception):

@@ -15,8 +15,9 @@ from typing import Callable
 import numpy as np
 
 from .. import _numba
-from ..errors import LearnerError
+from ..errors import CourseError, LearnerError
 from .base import Exercise
+from .launch import validate_launch
 
 
 def _is_device_array(a) -> bool:
@@ -48,6 +49,7 @@ class _SpyKernel:
             total = _threads_in(blocks) * _threads_in(threads)
             self.launches.append((total, [_is_device_array(a) for a in args]))
             if total > 0:  # a launch of 0 blocks is an error on a GPU; the grade reports it instead
+                validate_launch((blocks, threads))  # what a GPU refuses: block and grid limits
                 self._kernel[config](*args)
 
         return launch
@@ -87,7 +89,7 @@ class DevicePipelineExercise(Exercise):
             spy = _SpyKernel(self.kernel)
             try:
                 got = fn(spy, x)
-            except LearnerError:
+            except CourseError:  # LearnerError, or the watchdog stopping a loop
                 raise
             except Exception as e:  # noqa: BLE001 - learner code
                 raise LearnerError(

@@ -9,7 +9,8 @@ import sys
 import numpy as np
 
 from .. import _numba
-from ..errors import UnsupportedByTracer
+from ..errors import LearnerError, UnsupportedByTracer
+from ..limits import shared_problem
 from .arrays import TracedArray, element_op
 from .records import ArrayInfo, Dim3
 
@@ -51,6 +52,18 @@ class _FakeShared:
     def __init__(self, rec, dynamic_bytes):
         self._rec = rec
         self._dynamic_bytes = dynamic_bytes
+        self._block, self._static_bytes = None, 0  # the running block's shared dict, bytes allocated in it
+
+    def _allocate_static(self, shape, dtype):
+        """Count a block's static shared bytes as they are allocated; refuse past the 48 KB a GPU allows."""
+        if self._block is not self._rec.block_shared:
+            self._block, self._static_bytes = self._rec.block_shared, 0
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        problem = shared_problem(self._static_bytes + nbytes)
+        if problem:
+            raise LearnerError(problem[0].upper() + problem[1:])
+        self._static_bytes += nbytes
+        return np.zeros(shape, dtype)
 
     def array(self, shape, dtype, alignment=None):
         """One array per block per allocation line, like the simulator; recorded."""
@@ -66,7 +79,7 @@ class _FakeShared:
                     data = rec.block_shared["dynamic"] = np.zeros(self._dynamic_bytes, np.uint8)
                 data = data[: len(data) // dtype.itemsize * dtype.itemsize].view(dtype)
             else:
-                data = np.zeros(shape, dtype)
+                data = self._allocate_static(shape, dtype)
             aid = rec.sites.get(site)
             if aid is None:
                 var = _assigned_name(f, "shared")

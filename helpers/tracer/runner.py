@@ -15,23 +15,39 @@ import numpy as np
 
 from .. import _numba
 from ..errors import CourseError, KernelError, LearnerError
-from ..limits import MAX_THREADS_PER_BLOCK
+from ..limits import RETURN_VALUE, block_problem, grid_problem, trace_size_problem
 from .arrays import TracedArray
 from .fakecuda import FakeCuda
 from .instrument import Instrumenter
 from .records import MAX_ACCESSES, ArrayInfo, Dim3, Recorder, unlinear
 from .result import Trace
+from .watchdog import learner_frame, line_text, watchdog
 
 
 class Runner:
-    def __init__(self, fn, args, griddim, blockdim, rec, fake, instr):
-        self.fn, self.args = fn, args
+    def __init__(self, fn, args, griddim, blockdim, rec, fake, instr, budget=None):
+        self.fn, self.args, self.budget = fn, args, budget
         self.griddim, self.blockdim = griddim, blockdim
         self.rec, self.fake, self.instr = rec, fake, instr
         self.tpb = blockdim[0] * blockdim[1] * blockdim[2]
         self.tids = [Dim3(*unlinear(t, blockdim)) for t in range(self.tpb)]
 
     def run(self):
+        with watchdog(self.budget, self._describe_running):
+            self._run()
+
+    def _describe_running(self, frame, seconds):
+        """The watchdog's sentence: which thread of which block was on which line."""
+        f = learner_frame(frame, self.instr.codes)
+        if f is None:
+            return None
+        thread = _coord(self.fake.threadIdx, self.blockdim)
+        block = _coord(self.fake.blockIdx, self.griddim)
+        return (
+            f"thread {thread} of block {block} has run {line_text(f)} for {seconds:.0f} s: is a loop missing its exit?"
+        )
+
+    def _run(self):
         nblocks = self.griddim[0] * self.griddim[1] * self.griddim[2]
         run_block = self._block_greenlets if self.instr.uses_barrier else self._block_plain
         self.fake._greenlets = self.instr.uses_barrier
@@ -48,7 +64,8 @@ class Runner:
             fake.threadIdx = tids[t]
             rec.cur = (base + t, 0)
             try:
-                fn(*args)
+                if fn(*args) is not None:
+                    raise LearnerError(RETURN_VALUE)
             except CourseError:
                 raise
             except Exception as exc:
@@ -62,7 +79,8 @@ class Runner:
         rec.sched = getcurrent()
 
         def body(*_):
-            fn(*args)
+            if fn(*args) is not None:
+                raise LearnerError(RETURN_VALUE)
 
         threads = [greenlet(body) for _ in range(tpb)]
         epoch = [0] * tpb
@@ -129,6 +147,22 @@ class Runner:
         )
 
 
+def _coord(d, dims):
+    """A thread or block index as the learner wrote the launch: 5 for 1-D, (5, 2) for 2-D..."""
+    ndim = 3 if dims[2] > 1 else 2 if dims[1] > 1 else 1
+    return d.x if ndim == 1 else tuple(d)[:ndim]
+
+
+def launch_limits(griddim, blockdim):
+    """A LearnerError for a launch a GPU refuses, or one too big to trace; nothing runs before this."""
+    problem = block_problem(blockdim) or grid_problem(griddim)
+    if problem is None:
+        nthreads = griddim[0] * griddim[1] * griddim[2] * blockdim[0] * blockdim[1] * blockdim[2]
+        problem = trace_size_problem(nthreads)
+    if problem:
+        raise LearnerError(problem[0].upper() + problem[1:])
+
+
 # ----------------------------------------------------------------------------------------------
 # Public entry point
 # ----------------------------------------------------------------------------------------------
@@ -170,24 +204,21 @@ def _split_launch(kernel, args):
     return func, args[0], args[1], 0, args[2:]
 
 
-def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES):
+def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, watchdog=None):
     """Run `kernel` on the CPU, one thread at a time, and record every memory access.
 
     `trace(kernel, griddim, blockdim, *args)` or `trace(kernel[griddim, blockdim], *args)`.
     NumPy arrays are updated in place, as a launch would; device arrays (anything with
     `copy_to_host`) are copied in and, where possible, copied back.  `outputs` names the
     arrays every element of which the kernel should write (parameter names or positions).
-    Returns a `Trace`; look at `.verdicts`, `.summary()` and `.show()`.
+    Returns a `Trace`; look at `.verdicts`, `.summary()` and `.show()`.  `watchdog` is the time
+    budget in seconds (default $COURSE_WATCHDOG_S or 20; 0 turns it off).
     """
     func, griddim, blockdim, dyn, kargs = _split_launch(kernel, args)
     griddim, blockdim = _dims(griddim, "griddim"), _dims(blockdim, "blockdim")
     if sharedmem is not None:
         dyn = int(sharedmem)
-    if blockdim[0] * blockdim[1] * blockdim[2] > MAX_THREADS_PER_BLOCK:
-        raise LearnerError(
-            f"A block can have at most {MAX_THREADS_PER_BLOCK} threads; blockdim {blockdim} has "
-            f"{blockdim[0] * blockdim[1] * blockdim[2]}."
-        )
+    launch_limits(griddim, blockdim)
     params = list(inspect.signature(func).parameters)
     if len(kargs) != len(params):
         raise LearnerError(
@@ -217,7 +248,7 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES):
     fake = FakeCuda(rec, griddim, blockdim, dyn)
     instr = Instrumenter(fake)
     fn = instr.function(func)
-    Runner(fn, traced_args, griddim, blockdim, rec, fake, instr).run()
+    Runner(fn, traced_args, griddim, blockdim, rec, fake, instr, watchdog).run()
     for device_array, host in write_back:
         device_array.copy_to_device(host)
 

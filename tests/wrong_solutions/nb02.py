@@ -160,6 +160,31 @@ WRONG = {
         ),
         Wrong("wrong dtype", saxpy_ok, "whole numbers", status="error", options={"launch": lambda n: (n / 128, 128)}),
         Wrong("no launch given", saxpy_ok, "launch=", status="error"),
+        # judged by arithmetic for n = 1, 1,000, 10^6 and 10^9 before anything runs
+        Wrong(
+            "fixed launch", saxpy_ok, "for n = 1,000,000,000 it starts only 1,024 threads", options={"launch": (4, 256)}
+        ),
+        Wrong("fixed launch: one block's worth", saxpy_ok, "the same for every n", options={"launch": (4, 32)}),
+        Wrong(
+            "blocks and threads swapped",
+            saxpy_ok,
+            "(threads, blocks)",
+            options={"launch": lambda n: (128, (n + 127) // 128)},
+        ),
+        Wrong("one thread per block", saxpy_ok, "multiple of 32", options={"launch": lambda n: (n, 1)}),
+        Wrong(
+            "a spare block",
+            saxpy_ok,
+            "do nothing",
+            options={"launch": lambda n: (n // 128 + 1, 128)},
+        ),
+        Wrong(
+            "grid too large",
+            saxpy_ok,
+            "65,535 along y",
+            status="error",
+            options={"launch": lambda n: ((1, (n + 31) // 32), 32)},
+        ),
         Wrong(
             "launch not attempted",
             saxpy_ok,

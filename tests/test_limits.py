@@ -1,0 +1,150 @@
+"""The GPU's launch limits, refused in the tracer, the exercise launch check and the pipeline spy."""
+
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+_HERE = Path(__file__).resolve().parent
+for p in (str(_HERE.parent), str(_HERE)):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+if "numba.cuda" not in sys.modules and "numba.core.config" in sys.modules:
+    # pytest reads `filterwarnings` (which names a numba class) before conftest sets the flag
+    import numba.core.config
+
+    numba.core.config.reload_config()
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from numba import cuda  # noqa: E402
+
+import helpers  # noqa: E402,F401  - the course rule: helpers before numba.cuda
+from helpers import limits  # noqa: E402
+from helpers.errors import LearnerError  # noqa: E402
+from helpers.exercises import launch  # noqa: E402
+from helpers.exercises.pipeline import _SpyKernel  # noqa: E402
+from helpers.problems import nb02  # noqa: E402
+from helpers.tracer import trace  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _progress_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_PROGRESS_FILE", str(tmp_path / "progress.json"))
+
+
+@cuda.jit
+def fill(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = i
+
+
+@cuda.jit
+def huge_shared(x):
+    tile = cuda.shared.array(1048576, np.float32)  # 4 MB
+    tile[0] = 1.0
+    x[0] = tile[0]
+
+
+@cuda.jit
+def two_tiles(x):
+    a = cuda.shared.array(8192, np.float32)  # 32 KB
+    b = cuda.shared.array(8192, np.float32)  # another 32 KB: 64 KB in one block
+    a[0] = 1.0
+    b[0] = 1.0
+    x[0] = a[0] + b[0]
+
+
+@cuda.jit
+def legal_shared(x):
+    tile = cuda.shared.array(12288, np.float32)  # exactly 48 KB
+    tile[0] = 2.0
+    x[0] = tile[0]
+
+
+@cuda.jit
+def returns_value(x):
+    i = cuda.grid(1)
+    return i
+
+
+@cuda.jit
+def returns_value_syncs(x):
+    i = cuda.grid(1)
+    cuda.syncthreads()
+    return i
+
+
+x = np.zeros(64, np.float32)
+
+
+@pytest.mark.parametrize(
+    "grid, block, says",
+    [
+        (1, 2048, "2048 threads per block is more than the 1024"),
+        (1, (32, 40), "1280 threads per block"),
+        (1, (1, 1, 128), "64 threads deep in z"),
+        (2**31, 1024, "2,147,483,647 blocks along x"),
+        ((1, 65536), 32, "65,535 along y"),
+        ((1, 1, 70000), 32, "65,535 along y and z"),
+    ],
+)
+def test_limit_sentences(grid, block, says):
+    g = (grid,) if isinstance(grid, int) else grid
+    b = (block,) if isinstance(block, int) else block
+    assert says in (limits.block_problem(b) or limits.grid_problem(g))
+    with pytest.raises(LearnerError, match=None) as err:  # the tracer refuses it before anything runs
+        trace(fill, grid, block, x)
+    assert says in str(err.value)
+    with pytest.raises(LearnerError) as err:  # so does the exercise's launch validation
+        launch.validate_launch((grid, block))
+    assert says in str(err.value)
+
+
+def test_legal_limits_pass():
+    assert limits.block_problem((1024,)) is None and limits.block_problem((16, 16, 4)) is None
+    assert limits.grid_problem((2**31 - 1, 65535, 65535)) is None
+
+
+def test_huge_legal_launch_is_refused_by_the_tracer_not_run():
+    with pytest.raises(LearnerError, match="trace a smaller problem"):
+        trace(fill, 2**21, 1024, x)  # legal on a GPU; 2^31 threads one by one on a CPU is not
+    with pytest.raises(LearnerError, match="2,147,483,647 blocks"):
+        trace(fill, 2**31, 1024, x)
+
+
+def test_static_shared_memory_is_48_kb_per_block():
+    with pytest.raises(LearnerError, match="48 KB") as err:
+        trace(huge_shared, 1, 32, x)
+    assert "4,194,304 bytes" in str(err.value)
+    with pytest.raises(LearnerError, match="65,536 bytes"):
+        trace(two_tiles, 1, 32, x)
+    trace(legal_shared, 2, 32, x)  # 48 KB in each of two blocks is fine: the limit is per block
+
+
+@pytest.mark.parametrize("kernel", [returns_value, returns_value_syncs])
+def test_a_kernel_cannot_return_a_value(kernel):
+    with pytest.raises(LearnerError, match="a kernel cannot return a value: write the result into an output array"):
+        trace(kernel, 1, 32, x)
+
+
+def test_a_returning_kernel_fails_its_check():
+    @cuda.jit
+    def add(a, b, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a[i] + b[i]
+        return 0
+
+    r = nb02.vector_add.grade(add, seed=1)
+    assert r.status == "error" and "cannot return a value" in r.message
+
+
+def test_pipeline_spy_refuses_an_illegal_launch():
+    spy = _SpyKernel(nb02.vector_add.reference)
+    with pytest.raises(LearnerError, match="1024"):
+        spy[1, 2048](np.zeros(4), np.zeros(4))
+    with pytest.raises(LearnerError, match="65,535 along y"):
+        spy[(1, 70000), 32](np.zeros(4), np.zeros(4))
