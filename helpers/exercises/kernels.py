@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _numba, env
+from ..compile_check import compile_check
 from ..errors import KernelError, LearnerError
 from ..tracer import trace
 from .base import PLACEHOLDER, Exercise, fmt, source
@@ -127,6 +128,10 @@ def _grade_kernel(ex, kernel, rng, launch):
     for ci, n in enumerate(sizes):
         grid, block = rule(n)
         call_args = [make(a, rng, n, grid) for a in ex.args]
+        if ci == 0 and not gpu:  # the tracer is Python: ask the GPU compiler too (a GPU launch compiles)
+            compiled = compile_check(kernel, call_args)
+            if compiled.ok is False:
+                return "failed", compiled.message, None, {}
         inputs = {
             a.name: (_copy(v) if isinstance(v, np.ndarray) else v)
             for a, v in zip(ex.args, call_args)
