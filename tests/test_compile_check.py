@@ -8,10 +8,10 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 import time  # noqa: E402
 
 import pytest  # noqa: E402
+from refused.kernels import ARGS, CASES, good  # noqa: E402
 
 import helpers  # noqa: E402,F401 - decides CPU/GPU mode before numba is imported
 from helpers.compile_check import client, compile_check  # noqa: E402
-from refused.kernels import ARGS, CASES, good  # noqa: E402
 
 
 def test_a_correct_kernel_compiles():
