@@ -55,3 +55,13 @@ def test_dead_server_is_not_the_learners_fault(monkeypatch):
     assert r.ok is None and "not your mistake" in r.message
     monkeypatch.undo()
     client.shutdown()
+
+
+def test_trace_reports_a_refusal_when_asked():
+    from refused.kernels import uses_list
+
+    from helpers import trace
+
+    t = trace(uses_list, 2, 32, *[a.copy() if hasattr(a, "copy") else a for a in ARGS], compile_check=True)
+    assert t.compiled.ok is False and not t.ok and "Python list" in t.summary()
+    assert trace(good, 2, 32, *[a.copy() if hasattr(a, "copy") else a for a in ARGS]).compiled is None

@@ -32,19 +32,43 @@ def _learner_lines(req):
     return {n: c for n, c in lines.items() if not c.lstrip().startswith("@")}
 
 
-def compile_check(kernel, args, timeout=client.COMPILE_TIMEOUT) -> CompileResult:
-    """Compile `kernel` for the argument types of `args`; never raises."""
-    try:
-        req = describe.request(kernel, args)
-    except describe.NotDescribable as e:
-        return CompileResult(None, f"the GPU compile check was skipped ({e}).")
-    try:
-        answer = client.compile_request(req, timeout)
-    except client.Unavailable as e:
-        return CompileResult(None, f"the GPU compile check could not run ({e}); this is not your mistake.")
+def _result(req, answer):
     if answer.get("ok"):
         return CompileResult(True, "compiles for the GPU.", answer.get("seconds", 0.0))
     return CompileResult(False, sentence(answer, _learner_lines(req)), answer.get("seconds", 0.0))
 
 
-__all__ = ["CompileResult", "compile_check"]
+def _unavailable(e):
+    return CompileResult(None, f"the GPU compile check could not run ({e}); this is not your mistake.")
+
+
+class Pending:
+    """A compile under way; `result()` waits for it (see `start`)."""
+
+    def __init__(self, req, future=None, done=None):
+        self.req, self.future, self.done = req, future, done
+
+    def result(self) -> CompileResult:
+        if self.done is None:
+            try:
+                self.done = _result(self.req, self.future.result())
+            except client.Unavailable as e:
+                self.done = _unavailable(e)
+        return self.done
+
+
+def start(kernel, args, timeout=client.COMPILE_TIMEOUT) -> Pending:
+    """Begin compiling `kernel` for the types of `args`; the caller may trace meanwhile."""
+    try:
+        req = describe.request(kernel, args)
+    except describe.NotDescribable as e:
+        return Pending(None, done=CompileResult(None, f"the GPU compile check was skipped ({e})."))
+    return Pending(req, client.submit(req, timeout))
+
+
+def compile_check(kernel, args, timeout=client.COMPILE_TIMEOUT) -> CompileResult:
+    """Compile `kernel` for the argument types of `args`; never raises."""
+    return start(kernel, args, timeout).result()
+
+
+__all__ = ["CompileResult", "Pending", "compile_check", "start"]

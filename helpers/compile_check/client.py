@@ -9,6 +9,7 @@ process. A reader thread feeds a queue so that a timeout works on every platform
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import json
 import os
 import queue
@@ -32,6 +33,7 @@ class Server:
         env.pop("NUMBA_ENABLE_CUDASIM", None)  # the real compiler, never the simulator
         env["NUMBA_ENABLE_CUDASIM"] = "0"
         env.pop("PYTHONPATH", None)  # the server needs numba only, never `helpers`
+        env["NUMBA_OPT"] = "0"  # optimising never changes whether a kernel compiles; it only costs time
         self.proc = subprocess.Popen(
             [sys.executable, "-u", str(SERVER)],
             stdin=subprocess.PIPE,
@@ -102,6 +104,16 @@ def compile_request(request: dict, timeout=COMPILE_TIMEOUT) -> dict:
         answer = server().ask(request, timeout)
         _cache[key] = answer
         return answer
+
+
+# One thread waits on the server while the caller goes on tracing: the compile (in another
+# process) overlaps the traced run instead of adding to it.
+_waiter = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-check")
+
+
+def submit(request: dict, timeout=COMPILE_TIMEOUT) -> concurrent.futures.Future:
+    """`compile_request` in the background; the future's result is the answer or raises Unavailable."""
+    return _waiter.submit(compile_request, request, timeout)
 
 
 def clear_cache():

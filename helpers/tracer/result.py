@@ -70,6 +70,7 @@ class Trace:
         self.out_of_bounds = rec.oob
         self.divergent = rec.divergent
         self._verdicts = self._metrics = None
+        self.compiled = None  # a CompileResult when trace(..., compile_check=True) asked the GPU compiler
 
     # -- identities ---------------------------------------------------------------------------
     def block_of(self, gtid):
@@ -99,10 +100,13 @@ class Trace:
 
     @property
     def ok(self):
-        return not self.verdicts
+        return not self.verdicts and not (self.compiled is not None and self.compiled.ok is False)
 
     def summary(self):
-        return summarize(self)
+        text = summarize(self)
+        if self.compiled is not None and self.compiled.ok is False:
+            text = f"GPU compiler: {self.compiled.message}\n{text}"
+        return text
 
     def __repr__(self):
         return (
