@@ -126,9 +126,9 @@ def test_unwritten_message_names_the_cause():
 
 
 def test_unwritten_message_for_one_result_per_block():
-    msg = E._unwritten_message("out", np.arange(1, 4), 4, (4,), (32,), "per_element", per_block=True)
+    msg = explain.unwritten_message("out", np.arange(1, 4), 4, (4,), (32,), "per_element", per_block=True)
     assert "only block 0 wrote its result" in msg and "out[cuda.blockIdx.x]" in msg
-    msg = E._unwritten_message("out", np.array([2]), 4, (4,), (32,), "per_element", per_block=True)
+    msg = explain.unwritten_message("out", np.array([2]), 4, (4,), (32,), "per_element", per_block=True)
     assert "out[2] were never written" in msg
 
 
