@@ -19,7 +19,7 @@ HELPERS = ROOT / "helpers"
 # root (helpers/__init__.py, the learner's front door) and the grader sit on top.
 LAYERS = (
     ("helpers.errors", "helpers.limits", "helpers._style", "helpers._files"),
-    ("helpers._numba", "helpers.env", "helpers.cuda_c"),
+    ("helpers._numba", "helpers.env", "helpers.cuda_c", "helpers.compile_check"),
     ("helpers.geometry",),
     ("helpers.tracer",),
     ("helpers.ptx",),

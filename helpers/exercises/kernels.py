@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _numba, env
-from ..errors import KernelError, LearnerError
+from .. import _numba, compile_check, env
+from ..errors import CourseError, KernelError, LearnerError
 from ..tracer import trace
 from .base import PLACEHOLDER, Exercise, fmt, source
 from .explain import SAVED, budget_problem, metrics_dict, numeric_problem, success_figure, verdict_message
@@ -102,6 +102,21 @@ def grade_kernel(ex, kernel, rng, launch):
 
 
 def _grade_kernel(ex, kernel, rng, launch):
+    """A GPU compiler's refusal comes first: such a kernel never runs on a GPU, whatever the
+    tracer made of it (or of the Python exception it raised there)."""
+    compiling = []
+    try:
+        graded = _run_cases(ex, kernel, rng, launch, compiling)
+    except CourseError:
+        if compiling and compiling[0].result().ok is False:
+            return "failed", compiling[0].result().message, None, {}
+        raise
+    if compiling and compiling[0].result().ok is False:
+        return "failed", compiling[0].result().message, None, {}
+    return graded
+
+
+def _run_cases(ex, kernel, rng, launch, compiling):
     kernel_function(kernel)
     check_arity(_numba.python_function(kernel), [a.name for a in ex.args], "your kernel")
     try:
@@ -127,6 +142,8 @@ def _grade_kernel(ex, kernel, rng, launch):
     for ci, n in enumerate(sizes):
         grid, block = rule(n)
         call_args = [make(a, rng, n, grid) for a in ex.args]
+        if ci == 0 and not gpu:  # the tracer is Python: ask the GPU compiler too (a GPU launch compiles)
+            compiling.append(compile_check.start(kernel, call_args))
         inputs = {
             a.name: (_copy(v) if isinstance(v, np.ndarray) else v)
             for a, v in zip(ex.args, call_args)

@@ -71,6 +71,7 @@ class Trace:
         self.divergent = rec.divergent
         self.warp_misuse, self.language = [], "python"
         self._verdicts = self._metrics = None
+        self.compiled = None  # a CompileResult when trace(..., compile_check=True) asked the GPU compiler
 
     @classmethod
     def from_table(cls, kernel_name, griddim, blockdim, arrays, table, locations, *, outputs=(), **found):
@@ -119,10 +120,13 @@ class Trace:
 
     @property
     def ok(self):
-        return not self.verdicts
+        return not self.verdicts and not (self.compiled is not None and self.compiled.ok is False)
 
     def summary(self):
-        return summarize(self)
+        text = summarize(self)
+        if self.compiled is not None and self.compiled.ok is False:
+            text = f"GPU compiler: {self.compiled.message}\n{text}"
+        return text
 
     def __repr__(self):
         return (

@@ -14,6 +14,7 @@ import types as pytypes
 import numpy as np
 
 from .. import _numba
+from .. import compile_check as _compile_check
 from ..errors import CourseError, KernelError, LearnerError
 from ..limits import RETURN_VALUE, block_problem, grid_problem, trace_size_problem
 from .arrays import TracedArray
@@ -204,7 +205,9 @@ def _split_launch(kernel, args):
     return func, args[0], args[1], 0, args[2:]
 
 
-def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, watchdog=None):
+def trace(
+    kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, watchdog=None, compile_check=False
+):
     """Run `kernel` on the CPU, one thread at a time, and record every memory access.
 
     `trace(kernel, griddim, blockdim, *args)` or `trace(kernel[griddim, blockdim], *args)`.
@@ -213,6 +216,9 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
     arrays every element of which the kernel should write (parameter names or positions).
     Returns a `Trace`; look at `.verdicts`, `.summary()` and `.show()`.  `watchdog` is the time
     budget in seconds (default $COURSE_WATCHDOG_S or 20; 0 turns it off).
+    `compile_check=True` also asks the real GPU compiler (CPU mode only; a GPU launch compiles
+    anyway) and puts its refusal in `.compiled`, `.ok` and `.summary()`. Off by default: it costs
+    up to a second per new kernel, and exercise checks already do it themselves.
     """
     func, griddim, blockdim, dyn, kargs = _split_launch(kernel, args)
     griddim, blockdim = _dims(griddim, "griddim"), _dims(blockdim, "blockdim")
@@ -245,6 +251,9 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
         else:
             traced_args.append(value)
 
+    compiling = None
+    if compile_check and _numba.simulator_active() is not False:
+        compiling = _compile_check.start(kernel, kargs)  # compiles in another process while we trace
     fake = FakeCuda(rec, griddim, blockdim, dyn)
     instr = Instrumenter(fake)
     fn = instr.function(func)
@@ -260,4 +269,6 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
                 f"outputs: {o!r} is not an array parameter of {func.__name__} (parameters: {', '.join(params)})."
             )
         out_ids.append(traced_args[pos]._aid)
-    return Trace(func, griddim, blockdim, rec, out_ids)
+    t = Trace(func, griddim, blockdim, rec, out_ids)
+    t.compiled = compiling.result() if compiling is not None else None
+    return t

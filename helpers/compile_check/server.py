@@ -1,0 +1,190 @@
+"""The compile server: a separate, long-lived process that compiles kernels with the real Numba
+CUDA compiler (NVVM) and no GPU.
+
+It runs as a plain script (`python server.py`), never as `helpers.compile_check.server`, so that
+`helpers/__init__` (which switches the CUDA simulator on in CPU mode) is never imported here:
+the simulator and the real compiler cannot live in one process. One JSON request per stdin line,
+one JSON answer per stdout line; the request format is built by `describe.py`.
+
+Numba asks the driver for the current device's compute capability whenever a kernel calls a
+device function (the learner's, or one Numba ships such as `sum`); with no driver that fails, so
+`get_current_device` is replaced by a stand-in reporting the target capability.
+"""
+
+import ast
+import json
+import linecache
+import os
+import sys
+import time
+import traceback
+
+os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+
+import numba  # noqa: E402
+import numpy  # noqa: E402
+from numba import cuda  # noqa: E402
+from numba.core import types  # noqa: E402
+
+WANTED_CC = (9, 0)
+
+
+class _Device:
+    compute_capability = WANTED_CC
+    name = b"compile-check"
+    id = 0
+
+
+def _target_cc():
+    """(9, 0) when this NVVM supports it, else the newest it does."""
+    try:
+        from numba.cuda.cudadrv import nvvm
+
+        ccs = nvvm.get_supported_ccs()
+        if ccs and WANTED_CC not in ccs:
+            return max(c for c in ccs if c <= WANTED_CC) if min(ccs) <= WANTED_CC else min(ccs)
+    except Exception:  # noqa: BLE001 - an old numba-cuda without the query: try 9.0
+        pass
+    return WANTED_CC
+
+
+def _patch_device(cc):
+    _Device.compute_capability = cc
+    for modname in ("numba.cuda.dispatcher", "numba.cuda.compiler", "numba.cuda.api"):
+        mod = sys.modules.get(modname)
+        if mod is not None and hasattr(mod, "get_current_device"):
+            mod.get_current_device = lambda: _Device()
+
+
+def _value(spec):
+    kind = spec[0]
+    if kind == "module":
+        __import__(spec[1])
+        return sys.modules[spec[1]]
+    if kind == "attr":
+        __import__(spec[1])
+        obj = sys.modules[spec[1]]
+        for part in spec[2].split("."):
+            obj = getattr(obj, part)
+        return obj
+    if kind == "literal":
+        return ast.literal_eval(spec[1])
+    if kind == "npscalar":
+        return numpy.dtype(spec[1]).type(ast.literal_eval(spec[2]))
+    if kind == "array":
+        return numpy.array(spec[2], dtype=spec[1]).reshape(spec[3])
+    if kind == "numba_type":
+        return eval(spec[1], vars(types))  # noqa: S307 - our own client wrote it
+    if kind == "function":
+
+        def stub(*args):
+            pass
+
+        stub.__name__ = spec[1]
+        return stub
+    # "opaque": an object Numba cannot type, as the learner's was
+    return type(spec[1], (), {})()
+
+
+def _build(request):
+    """Rebuild the learner's functions in a fresh namespace: globals first, then each function's
+    source at its own line numbers (so Numba's line numbers are the learner's)."""
+    ns = {"__builtins__": __builtins__, "cuda": cuda, "numba": numba}
+    for name, spec in request["globals"].items():
+        if spec[0] != "device":  # defined below, from its source
+            ns[name] = _value(spec)
+    files = {}
+    for f in request["functions"]:
+        tree = ast.parse(f["source"])
+        fn_def = tree.body[0]
+        fn_def.decorator_list = []
+        ast.increment_lineno(tree, f["firstlineno"] - 1)  # source line 1 is the first decorator
+        code = compile(tree, f["filename"], "exec")
+        exec(code, ns)  # noqa: S102 - the learner's own kernel, in its own process
+        lines = files.setdefault(f["filename"], [])
+        src_lines = f["source"].splitlines(True)
+        start = f["firstlineno"] - 1
+        while len(lines) < start + len(src_lines):
+            lines.append("\n")
+        lines[start : start + len(src_lines)] = src_lines
+        if f["device"]:
+            ns[f["name"]] = cuda.jit(device=True)(ns[f["name"]])
+    for filename, lines in files.items():
+        linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
+    return ns
+
+
+def _compile(request, cc):
+    ns = _build(request)
+    argtypes = [eval(t, vars(types)) for t in request["argtypes"]]  # noqa: S307 - client-written
+    if request.get("signature"):
+        sig = eval(request["signature"], dict(ns))  # noqa: S307 - the learner's decorator argument
+        from numba.core import sigutils
+
+        declared, restype = sigutils.normalize_signature(sig)
+        mismatch = _mismatch(declared, argtypes, request["params"])
+        if mismatch:
+            return {"ok": False, "kind": "SignatureMismatch", "message": mismatch, "line": request["line"]}
+        argtypes = list(declared)
+    cuda.compile_ptx(ns[request["kernel"]], tuple(argtypes), cc=cc)
+    return {"ok": True}
+
+
+def _mismatch(declared, actual, params):
+    if len(declared) != len(actual):
+        return f"signature has {len(declared)} parameter(s), the kernel {len(actual)}"
+    for name, d, a in zip(params, declared, actual):
+        if isinstance(d, types.Array) != isinstance(a, types.Array):
+            return f"{name}|{d}|{a}"
+        if isinstance(d, types.Array) and (d.dtype != a.dtype or d.ndim != a.ndim):
+            return f"{name}|{d}|{a}"
+    return None
+
+
+def _same_file(name, filenames):
+    # Numba shortens paths relative to the working directory.
+    return any(f == name or f.endswith(os.sep + name.lstrip("./")) for f in filenames)
+
+
+def _error_line(exc, filenames):
+    """The last line of the learner's code that Numba's message or traceback names."""
+    import re
+
+    loc = getattr(exc, "loc", None)
+    if loc is not None and getattr(loc, "line", None) and _same_file(loc.filename, filenames):
+        return loc.line
+    found = None
+    for m in re.finditer(r'File "([^"]+)", line (\d+)', str(exc)):
+        if _same_file(m.group(1), filenames):
+            found = int(m.group(2))
+    if found is None:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if _same_file(frame.filename, filenames):
+                found = frame.lineno
+    return found
+
+
+def main():
+    cc = _target_cc()
+    _patch_device(cc)
+    print(json.dumps({"ready": True, "cc": list(cc), "pid": os.getpid()}), flush=True)
+    for raw in sys.stdin:
+        request = json.loads(raw)
+        t0 = time.perf_counter()
+        try:
+            answer = _compile(request, cc)
+        except Exception as exc:  # noqa: BLE001 - every refusal is an answer, never a crash
+            filenames = {f["filename"] for f in request.get("functions", ())}
+            answer = {
+                "ok": False,
+                "kind": type(exc).__name__,
+                "message": str(exc),
+                "line": _error_line(exc, filenames),
+            }
+        answer["seconds"] = time.perf_counter() - t0
+        answer["cc"] = list(cc)
+        print(json.dumps(answer), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""The compile check refuses, with its own sentence, each kernel a GPU compiler refuses but the
+CPU tracer runs (tests/refused/kernels.py), passes a correct kernel, caches, and keeps one server."""
+
+import os
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+import time  # noqa: E402
+
+import pytest  # noqa: E402
+from refused.kernels import ARGS, CASES, good  # noqa: E402
+
+import helpers  # noqa: E402,F401 - decides CPU/GPU mode before numba is imported
+from helpers.compile_check import client, compile_check  # noqa: E402
+
+
+def test_a_correct_kernel_compiles():
+    r = compile_check(good, ARGS)
+    assert r.ok is True, r.message
+
+
+@pytest.mark.parametrize("family,kernel,words", CASES, ids=[c[0] for c in CASES])
+def test_refused_kernel_fails_with_its_sentence(family, kernel, words):
+    r = compile_check(kernel, ARGS)
+    assert r.ok is False, f"{family}: {r.message}"
+    assert words in r.message, r.message
+    assert "\n" not in r.message and "No implementation" not in r.message and len(r.message) < 400
+
+
+def test_sentences_are_distinct():
+    messages = {compile_check(k, ARGS).message.split(":")[0].split(" (line")[0] for _, k, _ in CASES}
+    assert len(messages) >= len(CASES) - 1  # the two shared-shape cases share one sentence
+
+
+def test_repeated_check_is_cached():
+    compile_check(good, ARGS)
+    t0 = time.perf_counter()
+    r = compile_check(good, ARGS)
+    assert r.ok is True and time.perf_counter() - t0 < 0.05
+
+
+def test_server_process_is_reused():
+    compile_check(good, ARGS)
+    pid = client.server().pid
+    client.clear_cache()
+    assert compile_check(good, ARGS).ok is True
+    assert client.server().pid == pid
+
+
+def test_dead_server_is_not_the_learners_fault(monkeypatch):
+    monkeypatch.setattr(client, "SERVER", client.SERVER.with_name("missing_server.py"))
+    client.shutdown()
+    client.clear_cache()
+    r = compile_check(good, ARGS)
+    assert r.ok is None and "not your mistake" in r.message
+    monkeypatch.undo()
+    client.shutdown()
+
+
+def test_trace_reports_a_refusal_when_asked():
+    from refused.kernels import uses_list
+
+    from helpers import trace
+
+    t = trace(uses_list, 2, 32, *[a.copy() if hasattr(a, "copy") else a for a in ARGS], compile_check=True)
+    assert t.compiled.ok is False and not t.ok and "Python list" in t.summary()
+    assert trace(good, 2, 32, *[a.copy() if hasattr(a, "copy") else a for a in ARGS]).compiled is None
