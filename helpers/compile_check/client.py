@@ -82,27 +82,35 @@ class Server:
             self.proc.wait()
 
 
-_lock = threading.Lock()
-_server: Server | None = None
-_cache: dict[str, dict] = {}
+class _State:
+    """The server and the answers, held in one object that is never replaced: the grader's
+    tamper check compares module entries by identity, and starting the server lazily must not
+    look like a student swapping it."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.server: Server | None = None
+        self.cache: dict[str, dict] = {}
+
+
+_STATE = _State()
 
 
 def server() -> Server:
     """The running server, started if needed (a dead one is replaced)."""
-    global _server
-    if _server is None or not _server.alive():
-        _server = Server()
-    return _server
+    if _STATE.server is None or not _STATE.server.alive():
+        _STATE.server = Server()
+    return _STATE.server
 
 
 def compile_request(request: dict, timeout=COMPILE_TIMEOUT) -> dict:
     """The server's answer to `request`, from the cache when the same request was answered."""
     key = json.dumps(request, sort_keys=True)
-    with _lock:
-        if key in _cache:
-            return _cache[key]
+    with _STATE.lock:
+        if key in _STATE.cache:
+            return _STATE.cache[key]
         answer = server().ask(request, timeout)
-        _cache[key] = answer
+        _STATE.cache[key] = answer
         return answer
 
 
@@ -117,12 +125,11 @@ def submit(request: dict, timeout=COMPILE_TIMEOUT) -> concurrent.futures.Future:
 
 
 def clear_cache():
-    _cache.clear()
+    _STATE.cache.clear()
 
 
 @atexit.register
 def shutdown():
-    global _server
-    if _server is not None:
-        _server.close()
-        _server = None
+    if _STATE.server is not None:
+        _STATE.server.close()
+        _STATE.server = None
