@@ -63,11 +63,11 @@ def pack(ex, values, out_full, n):
     return [*args, np.int64(n)], 2, BLOCK
 
 
-def check_on_cpu(ex, src, rng, what):
-    """(status, message, metrics) for the answer compiled as `src`."""
+def run_on_cpu(ex, src, values, what):
+    """Run the answer's PTX on `values`: ("ran", got) or ("failed" | "unchecked", message).
+    A trace verdict (race, stray read, write past the end) comes back as "failed"."""
     from .. import ptx
 
-    values = ex.make_inputs(rng)
     want = np.asarray(ex.oracle(values))
     n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
     size = want.size
@@ -76,38 +76,73 @@ def check_on_cpu(ex, src, rng, what):
     try:
         r = ptx.run(src, ex.kernel, grid, block, args, shared_bytes=ex.shared_bytes)
     except UnsupportedByTracer as e:
-        return (
-            "unchecked",
-            f"{what}, but the numbers could not be run here: {e} Nothing was wrong so far; run this check on "
-            "a GPU to test the numbers.",
-            {"numbers_checked": False},
-        )
+        return "unchecked", f"{what}, but the numbers could not be run here: {e} Nothing was wrong so far"
     out_id = next((i for i, a in enumerate(r.arrays) if a.size == full.size and a.dtype == full.dtype), None)
-    past = any(e[0] == out_id for e in r.out_of_bounds) or not np.all(np.isnan(full[size:]))
-    if past:
-        return "failed", _PAST_END, {}
+    if any(e[0] == out_id for e in r.out_of_bounds) or not np.all(np.isnan(full[size:])):
+        return "failed", _PAST_END
     verdicts = ptx.to_trace(r).verdicts
     if verdicts:
-        return "failed", f"{what}, but running it on the CPU found a mistake: {verdicts[0].message}", {}
-    got = full[:size].reshape(want.shape)
-    if not np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=False):
-        for wrong, sentence in ex.mistakes:
-            w = np.asarray(wrong(values), dtype=want.dtype).reshape(want.shape)
-            if np.allclose(got, w, rtol=1e-5, atol=1e-5):
-                return "failed", f"{what}, but the results are wrong: {sentence}", {}
-        bad = int(np.flatnonzero(~np.isclose(got.ravel(), want.ravel(), rtol=1e-5, atol=1e-5))[0])
-        never = " (never written)" if np.isnan(got.ravel()[bad]) else ""
-        return (
-            "failed",
-            f"{what}, but the results are wrong: element {bad} is {got.ravel()[bad]:.6g}{never}, expected "
-            f"{want.ravel()[bad]:.6g}.",
-            {},
-        )
+        return "failed", f"{what}, but running it on the CPU found a mistake: {verdicts[0].message}"
+    return "ran", (full[:size].reshape(want.shape), f"{grid} block(s) of {block}")
+
+
+def judge(ex, values, got, what) -> str | None:
+    """None when `got` matches the oracle; else the sentence: a known mistake's, or the first bad element."""
+    want = np.asarray(ex.oracle(values))
+    got = np.asarray(got)
+    if got.size == want.size:
+        got = got.reshape(want.shape)
+    if got.shape == want.shape and np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=False):
+        return None
+    if got.shape != want.shape:
+        return f"{what}, but the output has shape {got.shape}, expected {want.shape}."
+    for wrong, sentence in ex.mistakes:
+        w = np.asarray(wrong(values), dtype=want.dtype).reshape(want.shape)
+        if np.allclose(got, w, rtol=1e-5, atol=1e-5):
+            return f"{what}, but the results are wrong: {sentence}"
+    bad = int(np.flatnonzero(~np.isclose(got.ravel(), want.ravel(), rtol=1e-5, atol=1e-5))[0])
+    never = " (never written)" if np.isnan(got.ravel()[bad]) else ""
+    return (
+        f"{what}, but the results are wrong: element {bad} is {got.ravel()[bad]:.6g}{never}, expected "
+        f"{want.ravel()[bad]:.6g}."
+    )
+
+
+def check_on_cpu(ex, src, rng, what):
+    """(status, message, metrics) for the answer compiled as `src`, run from its PTX."""
+    values = ex.make_inputs(rng)
+    status, out = run_on_cpu(ex, src, values, what)
+    if status == "unchecked":
+        return status, out + "; run this check on a GPU to test the numbers.", {"numbers_checked": False}
+    if status == "failed":
+        return status, out, {}
+    got, launch = out
+    problem = judge(ex, values, got, what)
+    if problem:
+        return "failed", problem, {}
+    n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
     return (
         "passed",
-        f"{what} and gives the right results, run on the CPU from its PTX (n = {n}, {grid} block(s) of {block}).",
+        f"{what} and gives the right results, run on the CPU from its PTX (n = {n}, {launch}).",
         {"numbers_checked": True},
     )
+
+
+def check_on_gpu(ex, answer, src, rng, what):
+    """(status, message, metrics) in GPU mode: a traced CPU run first (it sees races and stray
+    reads a GPU run does not report), then the numbers from the GPU, which are the final word."""
+    values = ex.make_inputs(rng)
+    status, out = run_on_cpu(ex, src, values, what)
+    if status == "failed" and not out.startswith(what + ", but the results"):
+        return status, out, {}
+    got, guard_ok = ex.run_gpu(answer, values)
+    if not guard_ok:
+        return "failed", _PAST_END, {}
+    problem = judge(ex, values, got, what)
+    if problem:
+        return "failed", problem, {}
+    n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
+    return "passed", f"{what} and gives the right results on the GPU (n = {n}).", {"numbers_checked": True}
 
 
 _PAST_END = "your kernel wrote past the end of the output: threads with i >= n must do nothing (add the bounds check)."

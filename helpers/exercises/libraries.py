@@ -142,7 +142,7 @@ class CudaCExercise(Exercise):
     out_params: str = ""
     arguments: str = ""  # pycuda_elementwise
     reference: Any = None  # the model answer: a source string, or a 4-tuple for a reduction
-    run_gpu: Callable = None  # (answer, rng) -> (got, want, guard_ok): GPU mode only
+    run_gpu: Callable = None  # (answer, values) -> (got, guard_ok): GPU mode, on make_inputs' values
     # CPU mode (cuda_run.py): inputs by parameter name, the NumPy oracle, the written parameter
     make_inputs: Callable = None  # rng -> {param: NumPy array or scalar}
     oracle: Callable = None  # values -> expected output
@@ -212,47 +212,22 @@ class CudaCExercise(Exercise):
                 )
             return "failed", f"no __global__ function named {self.kernel} in the source.", None, {}
         what = "compiles with NVRTC" + (" and has the right signature" if self.kind in ("raw", "sourcemodule") else "")
+        if self.make_inputs is None or (env.on_gpu() and self.run_gpu is None):  # never a tick for unrun numbers
+            return (
+                "unchecked",
+                f"{what}, but the numbers could not be run here (this exercise has no runner for this mode).",
+                None,
+                {"numbers_checked": False},
+            )
         if not env.on_gpu():
-            if self.make_inputs is None:  # never a green tick for numbers nobody ran
-                return (
-                    "unchecked",
-                    f"{what}, but the numbers could not be run here (this exercise has no CPU runner): run "
-                    "this check on a GPU to test them.",
-                    None,
-                    {"numbers_checked": False},
-                )
             from .cuda_run import check_on_cpu
 
             status, message, metrics = check_on_cpu(self, run_src, rng, what)
             return status, message, None, metrics
-        got, want, guard_ok = self.run_gpu(answer, rng)
-        if not guard_ok:
-            return (
-                "failed",
-                "your kernel wrote past the end of the output: threads with i >= n must do nothing "
-                "(add the bounds check).",
-                None,
-                {},
-            )
-        if got.shape != want.shape or not _allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True):
-            bad = (
-                int(np.flatnonzero(~np.isclose(got.ravel(), want.ravel(), rtol=1e-5, atol=1e-5))[0])
-                if got.shape == want.shape
-                else 0
-            )
-            return (
-                "failed",
-                f"{what}, but the results are wrong: element {bad} is {got.ravel()[bad]:.6g}, expected "
-                f"{want.ravel()[bad]:.6g}.",
-                None,
-                {},
-            )
-        return (
-            "passed",
-            f"{what} and gives the right results on the GPU (n = {want.size}).",
-            None,
-            {"numbers_checked": True},
-        )
+        from .cuda_run import check_on_gpu
+
+        status, message, metrics = check_on_gpu(self, answer, run_src, rng, what)
+        return status, message, None, metrics
 
 
 # ----------------------------------------------------------------------------- custom function checks

@@ -92,16 +92,15 @@ __global__ void axpby(float* out, const float* x, const float* y, float a, float
 """
 
 
-def _run_axpby(src, rng):
+def _run_axpby(src, values):
     import cupy as cp
 
-    n = 1000 + int(rng.integers(1, 100))
-    x, y = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(2))
-    a, b = np.float32(rng.uniform(-2, 2)), np.float32(rng.uniform(-2, 2))
+    n = int(values["n"])
     full, out = gpu_output_with_guard(cp, n)
     k = cp.RawKernel('extern "C" { ' + src + "\n}\n", "axpby")  # what SourceModule compiles, via CuPy
-    k(((n + 127) // 128,), (128,), (out, cp.asarray(x), cp.asarray(y), a, b, np.int32(n)))
-    return cp.asnumpy(out), (a * x + b * y).astype(np.float32), guard_intact(cp, full, n)
+    x, y = cp.asarray(values["x"]), cp.asarray(values["y"])
+    k(((n + 127) // 128,), (128,), (out, x, y, values["a"], values["b"], np.int32(n)))
+    return cp.asnumpy(out), guard_intact(cp, full, n)
 
 
 def _axpby_inputs(rng):
@@ -140,18 +139,17 @@ axpby = CudaCExercise(
 LINCOMB_ARGS = "float a, float* x, float b, float* y, float* z"
 
 
-def _run_lincomb(op, rng):
+def _run_lincomb(op, values):
     import cupy as cp
 
     from helpers import cuda_c
 
-    n = 1000 + int(rng.integers(1, 100))
-    x, y = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(2))
-    a, b = np.float32(rng.uniform(-2, 2)), np.float32(rng.uniform(-2, 2))
+    n = len(values["x"])
     full, z = gpu_output_with_guard(cp, n)
     k = cp.RawKernel(cuda_c.pycuda_elementwise_source(LINCOMB_ARGS, op, "lincomb"), "lincomb")
-    k((8,), (128,), (a, cp.asarray(x), b, cp.asarray(y), z, np.uint64(n)))
-    return cp.asnumpy(z), (a * x + b * y).astype(np.float32), guard_intact(cp, full, n)
+    x, y = cp.asarray(values["x"]), cp.asarray(values["y"])
+    k((8,), (128,), (np.float32(values["a"]), x, np.float32(values["b"]), y, z, np.uint64(n)))
+    return cp.asnumpy(z), guard_intact(cp, full, n)
 
 
 def _lincomb_inputs(rng):
