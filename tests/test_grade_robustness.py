@@ -82,6 +82,12 @@ def batch(tmp_path_factory):
     return {"tmp": tmp, "course": course, "out": out, "run": run, "records": read_records(out)}
 
 
+def why(records) -> str:
+    """What a failed assertion shows: each record's outcome, runs and messages, not its output."""
+    keys = ("outcome", "problem", "runs", "exercises", "cell_errors", "skipped_cells", "tamper")
+    return json.dumps({k: {f: r.get(f) for f in keys} for k, r in records.items()}, indent=1)[:4000]
+
+
 def statuses(rec) -> set:
     return {e["status"] for e in rec["exercises"]}
 
@@ -219,7 +225,7 @@ def test_ctrl_c_stops_at_once_keeps_records_and_resume_finishes(tmp_path, monkey
     assert cli.main(argv) == 130
     assert time.monotonic() - seen[0][1] < 15 and time.monotonic() - started < 55
     kept = read_records(tmp_path / "out")
-    assert set(kept) == {"a"} and statuses(kept["a"]) == {"passed"}
+    assert set(kept) == {"a"} and statuses(kept["a"]) == {"passed"}, why(kept)
     monkeypatch.undo()
     assert cli.main([*argv, "--resume"]) == 0
     assert cli.main([*argv[:2], str(tmp_path / "fresh"), *argv[3:]]) == 0

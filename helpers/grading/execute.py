@@ -286,7 +286,13 @@ def _watch(proc, results: Path, key: bytes, settings: Settings, started: float):
     """Wait for the child. Kill it when the notebook runs out of time, or when one phase (a cell,
     one grade) outlives its own timer: code that ignores or swallows the timer is stopped here.
     Returns (returncode, killed by the notebook timeout, message about a stuck phase)."""
-    limits = {"cell": settings.cell_timeout + GRACE, "grading": 2 * settings.grade_timeout + GRACE, "between": 15.0}
+    # "between" is the grader's own work after a cell (closing figures, the tamper check): no
+    # student code runs there, but a loaded machine can be slow, so it gets a cell's time.
+    limits = {
+        "cell": settings.cell_timeout + GRACE,
+        "grading": 2 * settings.grade_timeout + GRACE,
+        "between": max(15.0, settings.cell_timeout) + GRACE,
+    }
     offset, phase, since, partial = 0, None, time.monotonic(), b""
     while True:
         try:
