@@ -1,0 +1,74 @@
+"""What the CPU mode refuses, a real GPU refuses too (issue 12): each kernel of
+tests/refused/kernels.py fails to compile or launch on the GPU, the correct one runs, and the
+launch limits the course enforces (helpers/limits.py) are the hardware's."""
+
+import sys
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+import helpers  # noqa: F401 - decides the mode before numba is imported
+from helpers import limits
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from numba import cuda  # noqa: E402
+from refused.kernels import ARGS, CASES, good  # noqa: E402
+
+
+def test_the_correct_kernel_runs():
+    x, out, n = ARGS
+    out = out.copy()
+    good[1, 64](x, out, n)
+    cuda.synchronize()
+    assert np.isfinite(out).all() and out[3] > 0
+
+
+@pytest.mark.parametrize("family,kernel,words", CASES, ids=[c[0] for c in CASES])
+def test_refused_kernel_fails_on_the_gpu(family, kernel, words):
+    x, out, n = ARGS
+    with pytest.raises(Exception) as e:  # Numba's typing, lowering or launch error
+        kernel[1, 64](x, out.copy(), n)
+        cuda.synchronize()
+    assert type(e.value).__name__ != "AssertionError", e.value
+
+
+@cuda.jit
+def _copy(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i]
+
+
+def test_more_threads_per_block_than_the_limit_is_refused():
+    x = np.ones(4096, np.float32)
+    _copy[1, limits.MAX_THREADS_PER_BLOCK](x, np.zeros_like(x))  # the limit itself runs
+    cuda.synchronize()
+    with pytest.raises(Exception):
+        _copy[1, limits.MAX_THREADS_PER_BLOCK + 1](x, np.zeros_like(x))
+        cuda.synchronize()
+
+
+def test_grid_y_past_the_limit_is_refused():
+    x = np.ones(4, np.float32)
+    with pytest.raises(Exception):
+        _copy[(1, limits.MAX_GRID_DIM[1] + 1), 1](x, np.zeros_like(x))
+        cuda.synchronize()
+
+
+def test_static_shared_memory_past_48_kb_is_refused():
+    words = limits.MAX_STATIC_SHARED_BYTES // 4 + 1024
+
+    @cuda.jit
+    def big_tile(x, out):
+        tile = cuda.shared.array(words, numba.float32)
+        i = cuda.threadIdx.x
+        tile[i] = x[i]
+        cuda.syncthreads()
+        out[i] = tile[i]
+
+    x = np.ones(32, np.float32)
+    with pytest.raises(Exception):
+        big_tile[1, 32](x, np.zeros_like(x))
+        cuda.synchronize()
