@@ -111,7 +111,8 @@ class TracedArray:
             if _negative(idx):
                 self._rec.log_negative(self._aid, idx if isinstance(idx, tuple) else (idx,), WRITE, _getframe(1))
         if self._readonly:
-            raise TypeError(f"{self._rec.arrays[self._aid].var} is read-only inside a kernel (a captured global or constant)")
+            var = self._rec.arrays[self._aid].var
+            raise TypeError(f"{var} is read-only inside a kernel (a captured global or constant)")
         if self._record:
             rec = self._rec
             f = _getframe(1)

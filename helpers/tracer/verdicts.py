@@ -239,7 +239,8 @@ def _negative(t):
         last = "the last element" if sum(int(i) < 0 for i in index) == 1 and -1 in index else info.element(wrapped)
         src = linecache.getline(code.co_filename, line).strip()
         msg = (
-            f"Negative index: `{info.element(index)}` in {who(t, gtid)} (line {line}" + (f": `{src}`" if src else "")
+            f"Negative index: `{info.element(index)}` in {who(t, gtid)} (line {line}"
+            + (f": `{src}`" if src else "")
             + f") wraps to {last} in Numba; in CUDA C it reads before the array, so a negative index is usually "
             f"a boundary bug: "
             f"check the index first, e.g. `if i > 0:` before reading `{info.var}[i - 1]`."

@@ -206,18 +206,6 @@ def half_add(x, out):
     out[i] = cuda.fp16.hadd(x[i], x[i])
 
 
-@cuda.jit
-def warp_sum(x, out):
-    i = cuda.grid(1)
-    v = x[i]
-    offset = 16
-    while offset > 0:
-        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
-        offset //= 2
-    if cuda.threadIdx.x == 0:
-        out[cuda.blockIdx.x] = v
-
-
 # -- the cases ----------------------------------------------------------------------------------
 
 
