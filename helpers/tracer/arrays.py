@@ -174,6 +174,38 @@ class TracedArray:
             raise IndexError(f"index {idx!r} is out of bounds for an array of shape {self.shape}") from None
         return TracedArray(data, self._aid, self._rec, self._record, index_map, self._readonly)
 
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        """`np.sin(x, r)` on whole arrays inside a kernel: every element read and written is recorded."""
+        if method != "__call__":
+            return NotImplemented
+        frame = _getframe(1)
+        args = [a._whole(READ, frame) if isinstance(a, TracedArray) else a for a in inputs]
+        outs = out if out is not None else ()
+        result = ufunc(*args, **kwargs)
+        results = result if isinstance(result, tuple) else (result,)
+        for o, r in zip(outs, results):
+            if isinstance(o, TracedArray):
+                o._whole(WRITE, frame)
+                o._data[...] = r
+            else:
+                o[...] = r
+        if outs:
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        return result
+
+    def _whole(self, kind, frame):
+        """Record an access to every element (a ufunc on the whole array); the data for reads."""
+        if kind == WRITE and self._readonly:
+            raise TypeError(f"{self._rec.arrays[self._aid].var} is read-only inside a kernel")
+        if self._record:
+            rec = self._rec
+            flats = self._map.reshape(-1) if self._map is not None else range(self.size)
+            for flat in flats:
+                rec.buf.append((self._aid, int(flat), kind, rec.cur, frame.f_code, frame.f_lineno))
+            if len(rec.buf) >= FLUSH_EVERY:
+                rec.flush()
+        return self._data.copy() if kind == READ else None
+
     # -- the rest of the array interface a kernel may use ------------------------------------
     def __len__(self):
         return self._n0
