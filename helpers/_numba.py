@@ -37,6 +37,14 @@ def is_cuda_function(obj):
     return _is_fake_kernel(obj) or _is_dispatcher(obj)
 
 
+def cpu_jit_function(obj):
+    """The Python function behind a CPU `@numba.jit` (numba.cuda.random's xoroshiro functions are
+    these, and kernels may call them as device functions), else None."""
+    if type(obj).__name__ == "CPUDispatcher" and hasattr(obj, "py_func"):
+        return obj.py_func
+    return None
+
+
 def python_function(obj):
     """The learner's Python function behind a `@cuda.jit` object (or a plain function)."""
     if _is_fake_kernel(obj):

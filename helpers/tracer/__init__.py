@@ -8,11 +8,13 @@ One job per module, in the order a traced launch uses them:
 
 - ``records``     what is recorded: arrays, thread coordinates, the access log
 - ``arrays``      ``TracedArray``: bounds-checked arrays that log every element access
-- ``fakecuda``    the fake ``cuda`` module a kernel runs against (threadIdx, shared, atomics...)
+- ``fakecuda``    the fake ``cuda`` module a kernel runs against (threadIdx, shared, atomics, warp calls, cg)
 - ``instrument``  copies of the learner's functions whose globals see the fake module
 - ``runner``      the scheduler (blocks, threads, barriers) and ``trace()`` itself
 - ``result``      ``Trace``: what one launch did
-- ``verdicts``    out-of-bounds, uninitialised shared reads, divergent barriers, unwritten outputs
+- ``verdicts``    out-of-bounds, negative indices, uninitialised shared reads, divergent barriers, warp
+                  misuse, grid syncs not reached, unwritten outputs
+- ``gpumath``     ``math`` and division with GPU results (inf/nan, integer division by zero is 0)
 - ``races``       two threads (or blocks) on one element with nothing ordering them
 - ``findings``    ``Verdict``, and how verdict sentences name threads, lines and elements
 - ``metrics``     accesses per thread, coalescing, bank conflicts

@@ -17,11 +17,29 @@ class TracedArray:
     Reads return NumPy scalars of the array's dtype, so float32 arithmetic matches a launch.
     An out-of-bounds read returns 0 and an out-of-bounds write is dropped (and both are
     recorded), so the kernel keeps running and we can report every mistake at once.
+    A negative index wraps once, as numba-cuda does on a GPU, and is logged for its own verdict.
+    Elements of a structured dtype come back as `TracedRecord`s, so field reads and writes are
+    recorded too. `readonly` (captured globals, constant memory) turns a write into an error.
     """
 
-    __slots__ = ("_data", "_map", "_aid", "_rec", "_record", "_n0", "_n1", "shape", "size", "ndim", "dtype", "_fullmap")
+    __slots__ = (
+        "_data",
+        "_map",
+        "_aid",
+        "_rec",
+        "_record",
+        "_n0",
+        "_n1",
+        "shape",
+        "size",
+        "ndim",
+        "dtype",
+        "_fullmap",
+        "_fields",
+        "_readonly",
+    )
 
-    def __init__(self, data, aid, rec, record=True, index_map=None):
+    def __init__(self, data, aid, rec, record=True, index_map=None, readonly=False):
         self._data = data
         self._map = index_map  # for views: base-array flat index of each view element
         self._aid = aid
@@ -34,32 +52,33 @@ class TracedArray:
         self._n0 = data.shape[0] if data.ndim >= 1 else 0
         self._n1 = data.shape[1] if data.ndim >= 2 else 0
         self._fullmap = None
+        self._fields = data.dtype.names is not None
+        self._readonly = readonly
 
     # -- element access: a fast path for the common 1-D / 2-D integer index, else _locate ------
     def __getitem__(self, idx):
-        if idx.__class__ in _INTS and self.ndim == 1:
-            if 0 <= idx < self._n0:
-                flat = idx
-            else:
-                return self._out_of_bounds((idx,), READ, _getframe(1))
+        if idx.__class__ in _INTS and self.ndim == 1 and 0 <= idx < self._n0:
+            flat = idx
         elif (
             idx.__class__ is tuple
             and self.ndim == 2
             and len(idx) == 2
             and idx[0].__class__ in _INTS
             and idx[1].__class__ in _INTS
+            and 0 <= idx[0] < self._n0
+            and 0 <= idx[1] < self._n1
         ):
-            i, j = idx
-            if 0 <= i < self._n0 and 0 <= j < self._n1:
-                flat = i * self._n1 + j
-            else:
-                return self._out_of_bounds(idx, READ, _getframe(1))
+            flat = idx[0] * self._n1 + idx[1]
         else:
             flat = self._locate(idx)
             if flat is None:
                 return self._view(idx)
             if flat < 0:
                 return self._out_of_bounds(idx, READ, _getframe(1))
+            if _negative(idx):
+                self._rec.log_negative(self._aid, idx if isinstance(idx, tuple) else (idx,), READ, _getframe(1))
+        if self._fields:
+            return TracedRecord(self, idx, flat, _getframe(1))
         if self._record:
             rec = self._rec
             f = _getframe(1)
@@ -71,29 +90,29 @@ class TracedArray:
         return self._data[idx]
 
     def __setitem__(self, idx, value):
-        if idx.__class__ in _INTS and self.ndim == 1:
-            if 0 <= idx < self._n0:
-                flat = idx
-            else:
-                return self._out_of_bounds((idx,), WRITE, _getframe(1))
+        if idx.__class__ in _INTS and self.ndim == 1 and 0 <= idx < self._n0:
+            flat = idx
         elif (
             idx.__class__ is tuple
             and self.ndim == 2
             and len(idx) == 2
             and idx[0].__class__ in _INTS
             and idx[1].__class__ in _INTS
+            and 0 <= idx[0] < self._n0
+            and 0 <= idx[1] < self._n1
         ):
-            i, j = idx
-            if 0 <= i < self._n0 and 0 <= j < self._n1:
-                flat = i * self._n1 + j
-            else:
-                return self._out_of_bounds(idx, WRITE, _getframe(1))
+            flat = idx[0] * self._n1 + idx[1]
         else:
             flat = self._locate(idx)
             if flat is None:
                 raise TypeError("cannot assign to a slice of an array inside a kernel; write one element at a time")
             if flat < 0:
                 return self._out_of_bounds(idx, WRITE, _getframe(1))
+            if _negative(idx):
+                self._rec.log_negative(self._aid, idx if isinstance(idx, tuple) else (idx,), WRITE, _getframe(1))
+        if self._readonly:
+            var = self._rec.arrays[self._aid].var
+            raise TypeError(f"{var} is read-only inside a kernel (a captured global or constant)")
         if self._record:
             rec = self._rec
             f = _getframe(1)
@@ -105,7 +124,8 @@ class TracedArray:
         self._data[idx] = value
 
     def _locate(self, idx):
-        """Flat (row-major) index of `idx`; -1 when out of bounds; None for a partial index."""
+        """Flat (row-major) index of `idx`, negative indices wrapped once as numba-cuda does;
+        -1 when out of bounds even so; None for a partial index."""
         if not isinstance(idx, tuple):
             idx = (idx,)
         if len(idx) > self.ndim:
@@ -124,9 +144,12 @@ class TracedArray:
         flat = 0
         inside = True
         for i, n in zip(idx, self.shape):
+            i = int(i)
+            if i < 0:
+                i += n
             if not 0 <= i < n:
                 inside = False
-            flat = flat * n + int(i)
+            flat = flat * n + i
         return flat if inside else -1
 
     def _out_of_bounds(self, idx, kind, frame):
@@ -143,11 +166,45 @@ class TracedArray:
             if self._fullmap is None:
                 self._fullmap = np.arange(self.size, dtype=np.int64).reshape(self.shape)
             base = self._fullmap
+        if _negative(idx):
+            self._rec.log_negative(self._aid, idx if isinstance(idx, tuple) else (idx,), READ, _getframe(2))
         try:
             data, index_map = self._data[idx], base[idx]
         except IndexError:
             raise IndexError(f"index {idx!r} is out of bounds for an array of shape {self.shape}") from None
-        return TracedArray(data, self._aid, self._rec, self._record, index_map)
+        return TracedArray(data, self._aid, self._rec, self._record, index_map, self._readonly)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        """`np.sin(x, r)` on whole arrays inside a kernel: every element read and written is recorded."""
+        if method != "__call__":
+            return NotImplemented
+        frame = _getframe(1)
+        args = [a._whole(READ, frame) if isinstance(a, TracedArray) else a for a in inputs]
+        outs = out if out is not None else ()
+        result = ufunc(*args, **kwargs)
+        results = result if isinstance(result, tuple) else (result,)
+        for o, r in zip(outs, results):
+            if isinstance(o, TracedArray):
+                o._whole(WRITE, frame)
+                o._data[...] = r
+            else:
+                o[...] = r
+        if outs:
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        return result
+
+    def _whole(self, kind, frame):
+        """Record an access to every element (a ufunc on the whole array); the data for reads."""
+        if kind == WRITE and self._readonly:
+            raise TypeError(f"{self._rec.arrays[self._aid].var} is read-only inside a kernel")
+        if self._record:
+            rec = self._rec
+            flats = self._map.reshape(-1) if self._map is not None else range(self.size)
+            for flat in flats:
+                rec.buf.append((self._aid, int(flat), kind, rec.cur, frame.f_code, frame.f_lineno))
+            if len(rec.buf) >= FLUSH_EVERY:
+                rec.flush()
+        return self._data.copy() if kind == READ else None
 
     # -- the rest of the array interface a kernel may use ------------------------------------
     def __len__(self):
@@ -181,6 +238,10 @@ def element_op(ary, idx, frame, op):
     if flat < 0:
         ary._rec.log_oob(ary._aid, idx if isinstance(idx, tuple) else (idx,), ATOMIC, frame)
         return ary.dtype.type(0)
+    if _negative(idx):
+        ary._rec.log_negative(ary._aid, idx if isinstance(idx, tuple) else (idx,), ATOMIC, frame)
+    if ary._readonly:
+        raise TypeError("an atomic cannot update a read-only array (a captured global or constant)")
     if ary._record:
         rec = ary._rec
         if ary._map is not None:
@@ -190,3 +251,65 @@ def element_op(ary, idx, frame, op):
     old = data[idx]
     data[idx] = op(old)
     return old
+
+
+def _negative(idx):
+    """Does the index hold a negative integer (which Numba wraps, and CUDA C does not)?"""
+    if isinstance(idx, tuple):
+        return any(isinstance(i, numbers.Integral) and i < 0 for i in idx)
+    return isinstance(idx, numbers.Integral) and idx < 0
+
+
+class TracedRecord:
+    """One element of a structured array (`pts[i]`, `states[i]`): `.x` / `["s0"]` reads and writes
+    are recorded on that element, so two threads sharing one RNG state are seen as a race."""
+
+    __slots__ = ("_arr", "_idx", "_flat")
+
+    def __init__(self, arr, idx, flat, frame):
+        object.__setattr__(self, "_arr", arr)
+        object.__setattr__(self, "_idx", idx)
+        if arr._map is not None:
+            flat = int(arr._map.flat[flat])
+        object.__setattr__(self, "_flat", flat)
+
+    def _log(self, kind, frame):
+        arr = self._arr
+        if arr._record:
+            rec = arr._rec
+            rec.buf.append((arr._aid, self._flat, kind, rec.cur, frame.f_code, frame.f_lineno))
+            if len(rec.buf) >= FLUSH_EVERY:
+                rec.flush()
+
+    def _get(self, name, frame):
+        arr = self._arr
+        if name not in arr.dtype.names:
+            raise AttributeError(f"{arr._rec.arrays[arr._aid].var} has no field {name!r} (fields: {arr.dtype.names})")
+        self._log(READ, frame)
+        return arr._data[self._idx][name]
+
+    def _set(self, name, value, frame):
+        arr = self._arr
+        if name not in arr.dtype.names:
+            raise AttributeError(f"{arr._rec.arrays[arr._aid].var} has no field {name!r} (fields: {arr.dtype.names})")
+        if arr._readonly:
+            raise TypeError(f"{arr._rec.arrays[arr._aid].var} is read-only inside a kernel")
+        self._log(WRITE, frame)
+        arr._data[self._idx][name] = value
+
+    def __getitem__(self, name):
+        return self._get(name, _getframe(1))
+
+    def __setitem__(self, name, value):
+        self._set(name, value, _getframe(1))
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._get(name, _getframe(1))
+
+    def __setattr__(self, name, value):
+        self._set(name, value, _getframe(1))
+
+    def __repr__(self):
+        return f"<traced record {self._arr._rec.arrays[self._arr._aid].var}[{self._flat}]>"

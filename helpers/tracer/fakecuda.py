@@ -17,22 +17,6 @@ from .records import ArrayInfo, Dim3
 _getframe = sys._getframe
 
 _UNSUPPORTED = {
-    "shfl_sync": "warp shuffles",
-    "shfl_up_sync": "warp shuffles",
-    "shfl_down_sync": "warp shuffles",
-    "shfl_xor_sync": "warp shuffles",
-    "all_sync": "warp vote functions",
-    "any_sync": "warp vote functions",
-    "eq_sync": "warp vote functions",
-    "ballot_sync": "warp vote functions",
-    "match_any_sync": "warp match functions",
-    "match_all_sync": "warp match functions",
-    "syncwarp": "warp-level synchronisation",
-    "activemask": "warp masks",
-    "lanemask_lt": "warp masks",
-    "cg": "cooperative groups",
-    "grid_group": "cooperative groups",
-    "this_grid": "cooperative groups",
     "fp16": "half-precision intrinsics",
 }
 
@@ -116,12 +100,11 @@ class _FakeConst:
         self._rec = rec
 
     def array_like(self, ary):
-        """Constant memory: read-only, bounds-checked, not recorded."""
+        """Constant memory: read-only (a write is an error), bounds-checked, not recorded."""
         rec = self._rec
         f = _getframe(1)
         site = ("const", f.f_code, f.f_lineno)
         data = np.array(ary, copy=True)
-        data.flags.writeable = False
         aid = rec.sites.get(site)
         if aid is None:
             var = _assigned_name(f, "const")
@@ -129,7 +112,7 @@ class _FakeConst:
             aid = rec.sites[site] = rec.add_array(
                 ArrayInfo(name, "const", data.shape, data.dtype, data.strides, None, f.f_lineno, var)
             )
-        return TracedArray(data, aid, rec, record=False)
+        return TracedArray(data, aid, rec, record=False, readonly=True)
 
 
 class _FakeAtomic:
@@ -183,6 +166,25 @@ class _FakeAtomic:
         raise _unsupported(f"cuda.atomic.{name}")
 
 
+class _GridGroup:
+    def __init__(self, fake):
+        self._fake = fake
+
+    def sync(self):
+        """A barrier for every thread of every block (the runner runs all blocks side by side)."""
+        self._fake._switch("grid", _getframe(1), None)
+
+
+class _FakeCg:
+    """cuda.cg: only this_grid(), as numba-cuda offers."""
+
+    def __init__(self, fake):
+        self._grid = _GridGroup(fake)
+
+    def this_grid(self):
+        return self._grid
+
+
 class FakeCuda:
     """What `cuda` means inside a traced kernel. The scheduler sets threadIdx/blockIdx."""
 
@@ -198,6 +200,7 @@ class FakeCuda:
         self.local = _FakeLocal(rec)
         self.const = _FakeConst(rec)
         self.atomic = _FakeAtomic()
+        self.cg = _FakeCg(self)
         self._greenlets = True  # False when threads run as plain calls (no barrier possible)
 
     @property
@@ -227,11 +230,58 @@ class FakeCuda:
             return (d.x * g.x, d.y * g.y, d.z * g.z)
         raise TypeError(f"cuda.gridsize takes 1, 2 or 3, not {ndim!r}")
 
-    # -- barriers: a switch back to the block scheduler -----------------------------------------
+    # -- barriers: a switch back to the scheduler ------------------------------------------------
+    def _switch(self, kind, frame, payload):
+        if not self._greenlets:  # cannot happen: the code scan found no barrier or warp call
+            raise _unsupported(f"a {kind} barrier reached through an unusual route")
+        return self._rec.sched.switch((kind, (frame.f_code, frame.f_lineno), payload))
+
     def _barrier(self, value, frame):
-        if not self._greenlets:  # cannot happen: the code scan found no syncthreads
-            raise _unsupported("cuda.syncthreads reached through an unusual route")
-        return self._rec.sched.switch(((frame.f_code, frame.f_lineno), value))
+        return self._switch("block", frame, value)
+
+    def _warp(self, op, mask, value, arg, frame):
+        return self._switch("warp", frame, (op, mask, value, arg))
+
+    # -- warp-level calls: the lanes of a warp meet at the call, as on a GPU ----------------------
+    def syncwarp(self, mask=0xFFFFFFFF):
+        self._warp("syncwarp", mask, None, 0, _getframe(1))
+
+    def shfl_sync(self, mask, value, src_lane):
+        return self._warp("shfl_sync", mask, value, src_lane, _getframe(1))
+
+    def shfl_up_sync(self, mask, value, delta):
+        return self._warp("shfl_up_sync", mask, value, delta, _getframe(1))
+
+    def shfl_down_sync(self, mask, value, delta):
+        return self._warp("shfl_down_sync", mask, value, delta, _getframe(1))
+
+    def shfl_xor_sync(self, mask, value, lane_mask):
+        return self._warp("shfl_xor_sync", mask, value, lane_mask, _getframe(1))
+
+    def all_sync(self, mask, predicate):
+        return self._warp("all_sync", mask, predicate, 0, _getframe(1))
+
+    def any_sync(self, mask, predicate):
+        return self._warp("any_sync", mask, predicate, 0, _getframe(1))
+
+    def eq_sync(self, mask, predicate):
+        return self._warp("eq_sync", mask, predicate, 0, _getframe(1))
+
+    def ballot_sync(self, mask, predicate):
+        return self._warp("ballot_sync", mask, predicate, 0, _getframe(1))
+
+    def match_any_sync(self, mask, value):
+        return self._warp("match_any_sync", mask, value, 0, _getframe(1))
+
+    def match_all_sync(self, mask, value):
+        return self._warp("match_all_sync", mask, value, 0, _getframe(1))
+
+    def activemask(self):
+        """The lanes of this warp that reach this same call (finished or diverged lanes are 0)."""
+        return self._warp("activemask", 0xFFFFFFFF, None, 0, _getframe(1))
+
+    def lanemask_lt(self):
+        return (1 << self.laneid) - 1
 
     def syncthreads(self):
         self._barrier(0, _getframe(1))

@@ -63,7 +63,8 @@ def find_races(t):
     # different blocks, any epoch (global memory only): actors are blocks
     g = np.flatnonzero(is_global)
     if len(g):
-        gid2, ng2 = group_ids(a.array[g], a.index[g])
+        # a grid sync (the epoch's high bits, see runner._GRID_SHIFT) orders blocks too
+        gid2, ng2 = group_ids(a.array[g], a.index[g], a.epoch[g] >> 20)
         bad2 = _conflicting_groups(gid2, ng2, block[g], a.kind[g])
         cross[g] = bad2[gid2]
     verdicts = []
@@ -95,7 +96,7 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
     )
     li, lj = t.locations[a.loc[i]].line, t.locations[a.loc[j]].line
     if cross_block:
-        when = "but they are in different blocks, and nothing orders different blocks"
+        when = "but they are in different blocks, and nothing orders different blocks (no grid.sync() between them)"
         fix = (
             "Let each block write its own element (e.g. index by cuda.blockIdx.x) and combine "
             "them afterwards, or use cuda.atomic.add for a shared total."

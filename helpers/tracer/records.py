@@ -87,6 +87,9 @@ class Recorder:
         self.locs = {}  # (code, line) -> loc id
         self.arrays = []  # ArrayInfo, index = array id
         self.oob = []  # (array id, index tuple, kind, cur, code, line)
+        self.negative = []  # the same, for negative indices that Numba wrapped
+        self.warp_misuse = []  # dicts, see fakecuda's warp calls
+        self.grid_divergent = []  # dicts, see Runner: grid.sync() not reached by every thread
         self.divergent = []  # dicts, see Runner._barrier
         self.sites = {}  # shared/local allocation site -> array id
         self.block_shared = {}  # shared allocation site -> TracedArray of the running block
@@ -114,6 +117,11 @@ class Recorder:
                 f"(last one at line {last[5]}). Is a loop missing its exit? "
                 f"If not, trace a smaller problem (fewer threads or elements)."
             )
+
+    def log_negative(self, aid, index, kind, frame):
+        if len(self.negative) < 10_000:  # a few are enough to explain; the count saturates
+            idx = tuple(int(i) if isinstance(i, numbers.Integral) else i for i in index)
+            self.negative.append((aid, idx, kind, self.cur, frame.f_code, frame.f_lineno))
 
     def log_oob(self, aid, index, kind, frame):
         if len(self.oob) > self.max_accesses:

@@ -69,7 +69,9 @@ class Trace:
             self.locations[i] = Location(code.co_filename, line, code.co_name)
         self.out_of_bounds = rec.oob
         self.divergent = rec.divergent
-        self.warp_misuse, self.language = [], "python"
+        self.negative_index = rec.negative
+        self.grid_divergent = rec.grid_divergent
+        self.warp_misuse, self.language = rec.warp_misuse, "python"
         self._verdicts = self._metrics = None
         self.compiled = None  # a CompileResult when trace(..., compile_check=True) asked the GPU compiler
 
@@ -88,6 +90,8 @@ class Trace:
         t.out_of_bounds = list(found.get("out_of_bounds", ()))
         t.divergent = list(found.get("divergent", ()))
         t.warp_misuse = list(found.get("warp_misuse", ()))
+        t.negative_index = list(found.get("negative_index", ()))
+        t.grid_divergent = list(found.get("grid_divergent", ()))
         t.language = found.get("language", "python")
         t._verdicts = t._metrics = None
         return t

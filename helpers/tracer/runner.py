@@ -34,7 +34,7 @@ class Runner:
         self.tids = [Dim3(*unlinear(t, blockdim)) for t in range(self.tpb)]
 
     def run(self):
-        with watchdog(self.budget, self._describe_running):
+        with watchdog(self.budget, self._describe_running), np.errstate(all="ignore"):  # a GPU does not warn
             self._run()
 
     def _describe_running(self, frame, seconds):
@@ -50,16 +50,19 @@ class Runner:
 
     def _run(self):
         nblocks = self.griddim[0] * self.griddim[1] * self.griddim[2]
-        run_block = self._block_greenlets if self.instr.uses_barrier else self._block_plain
         self.fake._greenlets = self.instr.uses_barrier
-        for b in range(nblocks):
-            self.fake.blockIdx = Dim3(*unlinear(b, self.griddim))
-            self.rec.block_shared = {}
-            run_block(b)
+        if self.instr.uses_grid_sync:  # a grid-wide barrier: every block's threads run side by side
+            self._greenlets(range(nblocks))
+        else:
+            for b in range(nblocks):
+                self.fake.blockIdx = Dim3(*unlinear(b, self.griddim))
+                self.rec.block_shared = {}
+                (self._greenlets if self.instr.uses_barrier else self._block_plain)((b,))
         self.rec.flush()
 
-    def _block_plain(self, b):
+    def _block_plain(self, blocks):
         fn, args, fake, rec, tids = self.fn, self.args, self.fake, self.rec, self.tids
+        (b,) = blocks
         base = b * self.tpb
         for t in range(self.tpb):
             fake.threadIdx = tids[t]
@@ -72,41 +75,82 @@ class Runner:
             except Exception as exc:
                 raise self._kernel_error(exc, b, t) from None
 
-    def _block_greenlets(self, b):
+    def _greenlets(self, blocks):
+        """Run the threads of `blocks` as greenlets, each until it finishes or waits at a barrier
+        (warp call, syncthreads or grid sync); then release the finest barrier everyone waits at."""
         from greenlet import getcurrent, greenlet
 
         fn, args, fake, rec, tids, tpb = self.fn, self.args, self.fake, self.rec, self.tids, self.tpb
-        base = b * tpb
         rec.sched = getcurrent()
 
         def body(*_):
             if fn(*args) is not None:
                 raise LearnerError(RETURN_VALUE)
 
-        threads = [greenlet(body) for _ in range(tpb)]
-        epoch = [0] * tpb
-        resume = [None] * tpb
-        live = list(range(tpb))
-        while live:
-            waiting = {}  # thread -> (barrier site, value)
-            for t in live:
-                fake.threadIdx = tids[t]
-                rec.cur = (base + t, epoch[t])
+        gtids = [b * tpb + t for b in blocks for t in range(tpb)]
+        threads = {g: greenlet(body) for g in gtids}
+        shared = {b: {} for b in blocks}
+        bidx = {b: Dim3(*unlinear(b, self.griddim)) for b in blocks}
+        self.epoch = dict.fromkeys(gtids, 0)
+        self.resume = dict.fromkeys(gtids)
+        self.finished = set()
+        waiting = {}  # gtid -> (kind, site, payload)
+        runnable = gtids
+        while True:
+            for g in runnable:
+                b, t = divmod(g, tpb)
+                fake.threadIdx, fake.blockIdx = tids[t], bidx[b]
+                rec.block_shared = shared[b]
+                rec.cur = (g, self.epoch[g])
                 try:
-                    got = threads[t].switch(resume[t])
+                    got = threads[g].switch(self.resume[g])
                 except CourseError:
                     raise
                 except Exception as exc:
                     raise self._kernel_error(exc, b, t) from None
-                if not threads[t].dead:
-                    waiting[t] = got
+                if threads[g].dead:
+                    self.finished.add(g)
+                else:
+                    waiting[g] = got
             if not waiting:
                 break
-            self._barrier(b, waiting, epoch, resume)
-            live = sorted(waiting)
+            runnable = self._release(waiting)
+            for g in runnable:
+                del waiting[g]
 
-    def _barrier(self, b, waiting, epoch, resume):
+    def _release(self, waiting):
+        """The threads to run next: warp calls first, then block barriers, then the grid barrier."""
+        tpb = self.tpb
+        warp = {}
+        for g, (kind, site, payload) in waiting.items():
+            if kind == "warp":
+                b, t = divmod(g, tpb)
+                warp.setdefault((b, t // 32, site), {})[t % 32] = payload
+        if warp:
+            released = []
+            for (b, w, site), lanes in warp.items():
+                base = b * tpb + w * 32
+                results = self._warp_call(b, w, site, lanes, waiting)
+                for lane, value in results.items():
+                    self.resume[base + lane] = value
+                    released.append(base + lane)
+            return sorted(released)
+        by_block = {}
+        for g, (kind, site, payload) in waiting.items():
+            if kind == "block":
+                b, t = divmod(g, tpb)
+                by_block.setdefault(b, {})[t] = (site, payload)
+        if by_block:
+            released = []
+            for b, local in by_block.items():
+                released += self._barrier(b, local)
+            return sorted(released)
+        return self._grid_barrier(waiting)
+
+    def _barrier(self, b, waiting):
         """Release every waiting thread; a barrier some threads of the block missed is a verdict."""
+        base = b * self.tpb
+        epoch = self.epoch
         by_site = {}
         for t, (site, _) in waiting.items():
             by_site.setdefault(site, []).append(t)
@@ -120,14 +164,101 @@ class Runner:
                     "arrived": by_site[main_site],
                     "elsewhere": {s[1]: ts for s, ts in by_site.items() if s != main_site},
                     "finished": [t for t in range(self.tpb) if t not in waiting],
-                    "epoch": epoch[by_site[main_site][0]],
+                    "epoch": epoch[base + by_site[main_site][0]] & _BLOCK_EPOCH,
                 }
             )
+        released = []
         for site, ts in by_site.items():
             count = sum(waiting[t][1] for t in ts)
             for t in ts:
-                epoch[t] += 1
-                resume[t] = (count, len(ts))
+                epoch[base + t] += 1
+                self.resume[base + t] = (count, len(ts))
+                released.append(base + t)
+        return released
+
+    def _grid_barrier(self, waiting):
+        """cuda.cg.this_grid().sync(): everyone left is waiting here; threads that finished missed it."""
+        sites = {site for _kind, site, _ in waiting.values()}
+        site = min(sites, key=lambda s: s[1])
+        if self.finished or len(sites) > 1:
+            self.rec.grid_divergent.append(
+                {
+                    "line": site[1],
+                    "code": site[0],
+                    "arrived": sorted(g for g, w in waiting.items() if w[1] == site),
+                    "missing": sorted(self.finished | {g for g, w in waiting.items() if w[1] != site}),
+                    "why": "had already finished" if self.finished else "were waiting at another grid.sync()",
+                }
+            )
+        for g in waiting:
+            self.epoch[g] = ((self.epoch[g] >> _GRID_SHIFT) + 1) << _GRID_SHIFT
+            self.resume[g] = None
+        return sorted(waiting)
+
+    def _warp_call(self, b, w, site, lanes, waiting):
+        """Compute every lane's result of one warp call; misuse (a mask naming a lane that is not
+        here, a shuffle from a finished lane) is logged and the GPU's 'undefined' is its own value."""
+        tpb = self.tpb
+        base = b * tpb + w * 32
+        exists = min(32, tpb - w * 32)
+        here = set(lanes)
+        code, line = site
+        results = {}
+
+        def absent_reason(lane):
+            g = base + lane
+            if lane >= exists:
+                return f"lane {lane} does not exist (the block has {tpb} threads)"
+            if g in self.finished:
+                return f"lane {lane} had already finished (returned early)"
+            if g in waiting and waiting[g][0] != "warp":
+                return f"lane {lane} was waiting at a barrier on line {waiting[g][1][1]}"
+            return f"lane {lane} was at another warp call (diverged)"
+
+        def misuse(lane, op, mask, why):
+            self.rec.warp_misuse.append(
+                {"block": b, "warp": w, "lane": lane, "what": op, "line": line, "code": code, "mask": mask, "why": why}
+            )
+
+        for lane, (op, mask, value, arg) in lanes.items():
+            mask = int(mask) & 0xFFFFFFFF
+            if op == "activemask":
+                results[lane] = sum(1 << ln for ln in here)
+                continue
+            named = {ln for ln in range(32) if mask >> ln & 1}
+            if lane not in named:
+                misuse(lane, op, mask, f"the mask leaves out lane {lane} itself")
+            absent = sorted(named - here)
+            if absent:
+                misuse(lane, op, mask, absent_reason(absent[0]) + _others(len(absent) - 1))
+            group = sorted(named & here) or [lane]
+            if op == "syncwarp":
+                results[lane] = None
+            elif op.startswith("shfl"):
+                src = _shfl_source(op, lane, int(arg))
+                if src is None:
+                    results[lane] = value
+                elif src in here:
+                    results[lane] = _same_type(lanes[src][2], value)
+                else:
+                    misuse(lane, op, mask, f"it reads lane {src}, and {absent_reason(src)}")
+                    results[lane] = value
+            elif op == "ballot_sync":
+                results[lane] = sum(1 << ln for ln in group if lanes[ln][2])
+            elif op == "all_sync":
+                results[lane] = all(lanes[ln][2] for ln in group)
+            elif op == "any_sync":
+                results[lane] = any(lanes[ln][2] for ln in group)
+            elif op == "eq_sync":
+                results[lane] = len({bool(lanes[ln][2]) for ln in group}) == 1
+            elif op == "match_any_sync":
+                results[lane] = sum(1 << ln for ln in group if lanes[ln][2] == value)
+            elif op == "match_all_sync":
+                same = all(lanes[ln][2] == value for ln in group)
+                results[lane] = (sum(1 << ln for ln in group) if same else 0, same)
+            else:
+                raise AssertionError(op)
+        return results
 
     def _kernel_error(self, exc, b, t):
         frame_line = None
@@ -146,6 +277,35 @@ class Runner:
             f"Your kernel raised {what} in block {unlinear(b, self.griddim)}, "
             f"thread {unlinear(t, self.blockdim)}{where}. Fix that line and trace again."
         )
+
+
+_GRID_SHIFT = 20  # an epoch is (grid syncs passed << 20) + syncthreads passed: races.py splits it
+_BLOCK_EPOCH = (1 << _GRID_SHIFT) - 1
+
+
+def _others(n):
+    return f" (and {n} more lane{'s' if n > 1 else ''})" if n else ""
+
+
+def _shfl_source(op, lane, arg):
+    """The lane a shuffle reads, or None where the GPU hands back the caller's own value (width 32)."""
+    if op == "shfl_sync":
+        return arg & 31
+    if op == "shfl_up_sync":
+        src = lane - arg
+        return src if src >= 0 else None
+    if op == "shfl_down_sync":
+        src = lane + arg
+        return src if src < 32 else None
+    src = lane ^ arg  # shfl_xor_sync
+    return src if src < 32 else None
+
+
+def _same_type(got, like):
+    """A shuffle returns the caller's type (a float32 stays float32), as the GPU's does."""
+    if isinstance(like, np.generic):
+        return like.dtype.type(got)
+    return type(like)(got) if isinstance(like, (int, float, bool)) else got
 
 
 def _coord(d, dims):

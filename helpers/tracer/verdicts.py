@@ -11,10 +11,15 @@ Rules (see the course notes for why):
   * uninitialized_shared: the first access to a shared element (in the tracer's fixed order,
     which respects every barrier) is a read or an atomic rather than a write.
   * out_of_bounds / divergent_barrier: recorded while running, explained here.
+  * negative_index: `x[-1]` wraps to the last element in a Numba kernel (numba-cuda wraps signed
+    indices, as NumPy does) but reads before the array in CUDA C: almost always a boundary bug.
+  * grid_sync_divergent: `cuda.cg.this_grid().sync()` that some threads of the grid never reached.
   * warp_misuse (CUDA C run by helpers.ptx): a warp-level call (__shfl_sync...) whose mask names
     lanes that did not arrive, or leaves out the calling lane.
   * unwritten_output: elements of an `outputs` array that no thread wrote.
 """
+
+import linecache
 
 import numpy as np
 
@@ -31,6 +36,8 @@ VERDICT_KINDS = (
     "divergent_barrier",
     "unwritten_output",
     "warp_misuse",
+    "negative_index",
+    "grid_sync_divergent",
 )
 
 
@@ -52,6 +59,8 @@ def find_verdicts(t):
     verdicts += _divergent(t)
     verdicts += _unwritten(t)
     verdicts += _warp_misuse(t)
+    verdicts += _negative(t)
+    verdicts += _grid_divergent(t)
     if _is_c(t):
         for v in verdicts:
             v.message = _in_c(v.message)
@@ -100,8 +109,8 @@ def _out_of_bounds(t):
             fix = "Check the index before using it, e.g. `if (i > 0)` before reading `x[i - 1]`."
         elif bad < 0:
             why = (
-                f"index {bad}{which} is negative. On a GPU a negative index does not wrap "
-                f"around as in NumPy: it reaches memory before the array."
+                f"index {bad}{which} is negative and larger than the size ({n}): Numba wraps a negative index "
+                f"once, as NumPy does, and {bad} + {n} is still before the array."
             )
             fix = "Check the index before using it, e.g. `if i > 0:` before reading `x[i - 1]`."
         else:
@@ -217,11 +226,76 @@ def _stray(t, events):
     )
 
 
+def _negative(t):
+    """One verdict per array: a negative index Numba wrapped to the other end of the array."""
+    by_array = {}
+    for event in getattr(t, "negative_index", ()):
+        by_array.setdefault(event[0], []).append(event)
+    verdicts = []
+    for aid, events in by_array.items():
+        info = t.arrays[aid]
+        _aid, index, kind, (gtid, _epoch), code, line = events[0]
+        wrapped = tuple(int(i) + n if int(i) < 0 else int(i) for i, n in zip(index, info.shape))
+        last = "the last element" if sum(int(i) < 0 for i in index) == 1 and -1 in index else info.element(wrapped)
+        src = linecache.getline(code.co_filename, line).strip()
+        msg = (
+            f"Negative index: `{info.element(index)}` in {who(t, gtid)} (line {line}"
+            + (f": `{src}`" if src else "")
+            + f") wraps to {last} in Numba; in CUDA C it reads before the array, so a negative index is usually "
+            f"a boundary bug: "
+            f"check the index first, e.g. `if i > 0:` before reading `{info.var}[i - 1]`."
+            + more(len(events), f"negative index into {info.var}", f"negative indices into {info.var}")
+        )
+        verdicts.append(
+            Verdict(
+                "negative_index",
+                msg,
+                info.name,
+                tuple(index),
+                t.block_of(gtid),
+                t.thread_of(gtid),
+                line,
+                len(events),
+                details={"events": events, "wrapped": wrapped, "kind": kind},
+            )
+        )
+    return verdicts
+
+
+def _grid_divergent(t):
+    events = getattr(t, "grid_divergent", ())
+    if not events:
+        return []
+    ev = events[0]
+    gtid = ev["missing"][0]
+    msg = (
+        f"Grid barrier not reached: {len(ev['arrived'])} threads waited at `grid.sync()` on line {ev['line']}"
+        f"{source_line(ev['code'], ev['line'])}, but {who(t, gtid)} and {len(ev['missing']) - 1} other(s) "
+        f"{ev['why']}. Every thread of the grid must reach cuda.cg.this_grid().sync(), or the GPU hangs: "
+        f"move the sync out of the `if` (and guard the work instead of returning early)."
+    )
+    return [
+        Verdict(
+            "grid_sync_divergent",
+            msg,
+            None,
+            None,
+            t.block_of(gtid),
+            t.thread_of(gtid),
+            ev["line"],
+            len(ev["missing"]),
+            details={"events": events},
+        )
+    ]
+
+
 def _warp_misuse(t):
     events = getattr(t, "warp_misuse", ())
     if not events:
         return []
     ev = events[0]
+    if not _is_c(t):
+        return [_warp_misuse_python(t, events)]
     missing = f"; lanes {ranges(ev['missing'])} did not take part" if ev.get("missing") else ""
     msg = (
         f"Warp misuse: in block {fmt3(unlinear(ev['block'], t.griddim), t.griddim)}, lane {ev['lane']} of warp "
@@ -324,3 +398,28 @@ def _unwritten(t):
             )
         )
     return verdicts
+
+
+def _warp_misuse_python(t, events):
+    """A Numba warp call whose mask names a lane that is not there, or a shuffle from a finished lane."""
+    ev = events[0]
+    tpb = t.threads_per_block
+    gtid = ev["block"] * tpb + ev["warp"] * 32 + ev["lane"]
+    msg = (
+        f"Warp misuse: {who(t, gtid)} (lane {ev['lane']} of warp {ev['warp']}) called cuda.{ev['what']} at line "
+        f"{ev['line']}{source_line(ev['code'], ev['line'])} with mask 0x{ev['mask']:08x}, but {ev['why']}. "
+        f"Every lane named in the mask must make the same call: compute the mask with "
+        f"cuda.ballot_sync or cuda.activemask() before the branch, or keep all lanes together."
+        + more(len(events), "misused warp call", "misused warp calls")
+    )
+    return Verdict(
+        "warp_misuse",
+        msg,
+        None,
+        None,
+        t.block_of(gtid),
+        t.thread_of(gtid),
+        ev["line"],
+        len(events),
+        details={"events": events},
+    )

@@ -81,7 +81,7 @@ def mirror_negative_index(img, out):
     col, row = cuda.grid(2)
     rows, cols = out.shape
     if row < rows and col < cols:
-        out[row, col] = img[row, -1 - col]  # right in NumPy; negative indices do not wrap on a GPU
+        out[row, col] = img[row, -1 - col]  # Numba wraps it as NumPy does; in CUDA C it reads before the row
 
 
 # -- blur
@@ -160,7 +160,7 @@ WRONG = {
         Wrong("wrong index", mirror_off_by_one, "out-of-bounds access"),
         Wrong("no flip", mirror_copy, "copy of the image"),
         Wrong("flips rows", mirror_vertical, "top to bottom"),
-        Wrong("negative index", mirror_negative_index, "out-of-bounds access"),
+        Wrong("negative index", mirror_negative_index, "wraps to the last element in Numba"),
     ],
     "blur": [
         Wrong("missing clamp", blur_no_clamp, "out-of-bounds access"),
