@@ -84,8 +84,9 @@ def batch(tmp_path_factory):
 
 def why(records) -> str:
     """What a failed assertion shows: each record's outcome, runs and messages, not its output."""
-    keys = ("outcome", "problem", "runs", "exercises", "cell_errors", "skipped_cells", "tamper")
-    return json.dumps({k: {f: r.get(f) for f in keys} for k, r in records.items()}, indent=1)[:4000]
+    keys = ("outcome", "problem", "runs", "exercises", "cell_errors", "skipped_cells", "tamper", "notes")
+    shown = {k: {**{f: r.get(f) for f in keys}, "output": (r.get("output") or "")[-1500:]} for k, r in records.items()}
+    return json.dumps(shown, indent=1)[:6000]
 
 
 def statuses(rec) -> set:

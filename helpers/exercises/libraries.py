@@ -215,7 +215,8 @@ class CudaCExercise(Exercise):
         if self.make_inputs is None or (env.on_gpu() and self.run_gpu is None):  # never a tick for unrun numbers
             return (
                 "unchecked",
-                f"{what}, but the numbers could not be run here (this exercise has no runner for this mode).",
+                f"{what}, but the numbers could not be run here (this exercise has no runner "
+                + ("on a GPU)." if env.on_gpu() else "without a GPU): run this check on a GPU to test them."),
                 None,
                 {"numbers_checked": False},
             )

@@ -395,12 +395,13 @@ def grade_submission(
     for run in range(1 + max(settings.retries, 0)):
         workdir = scratch / f"run{run}"
         (workdir / "pictures").mkdir(parents=True, exist_ok=True)
-        attempt = run_child(
-            {**job, "skip_cells": skip, "exclude": exclude, "pictures": str(workdir / "pictures")},
-            workdir,
-            settings,
-            gpu,
-        )
+        child_job = {**job, "skip_cells": skip, "exclude": exclude, "pictures": str(workdir / "pictures")}
+        attempt = run_child(child_job, workdir, settings, gpu)
+        restarted = False
+        if not attempt.killed and not any(m.get("type") == "ready" for m in attempt.lines):
+            # Nothing of the student's ran (no "ready"): a start-up failure of the machine, not of the
+            # notebook, so one more start is fair and costs nothing when the notebook is the cause.
+            attempt, restarted = run_child(child_job, workdir / "again", settings, gpu), True
         failure = attempt.failure(settings.timeout)
         phase = attempt.last_phase
         where = ""
@@ -415,6 +416,7 @@ def grade_submission(
                 "seconds": round(attempt.seconds, 2),
                 "returncode": attempt.returncode,
                 "failure": failure and failure + where,
+                **({"restarted": True} if restarted else {}),
             }
         )
         collect(record, attempt, by_id, run, skip, first_line)

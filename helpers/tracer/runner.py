@@ -22,7 +22,7 @@ from .fakecuda import FakeCuda
 from .instrument import Instrumenter
 from .records import MAX_ACCESSES, ArrayInfo, Dim3, Recorder, unlinear
 from .result import Trace
-from .watchdog import learner_frame, line_text, watchdog
+from .watchdog import learner_frame, line_text, touch, watchdog
 
 
 class Runner:
@@ -67,6 +67,7 @@ class Runner:
         for t in range(self.tpb):
             fake.threadIdx = tids[t]
             rec.cur = (base + t, 0)
+            touch()
             try:
                 if fn(*args) is not None:
                     raise LearnerError(RETURN_VALUE)
@@ -102,6 +103,7 @@ class Runner:
                 fake.threadIdx, fake.blockIdx = tids[t], bidx[b]
                 rec.block_shared = shared[b]
                 rec.cur = (g, self.epoch[g])
+                touch()
                 try:
                     got = threads[g].switch(self.resume[g])
                 except CourseError:
