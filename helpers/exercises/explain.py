@@ -28,6 +28,9 @@ _isnan, _abs, _less_equal, _equal = SAVED.isnan, SAVED.absolute, SAVED.less_equa
 _flatnonzero, _rint, _asarray = SAVED.flatnonzero, SAVED.rint, SAVED.asarray
 _VERDICT_LABEL = {
     "out_of_bounds": "out-of-bounds access",
+    "negative_index": "negative index",
+    "warp_misuse": "misused warp call",
+    "grid_sync_divergent": "divergent grid sync",
     "race": "race",
     "uninitialized_shared": "read of uninitialised shared memory",
     "divergent_barrier": "divergent barrier",

@@ -107,7 +107,7 @@ def square_block_stride(x, out):
 @cuda.jit
 def square_shifted(x, out):
     for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
-        out[i] = x[i - 1] * x[i - 1]  # reads x[-1]: negative indices do not wrap on a GPU
+        out[i] = x[i - 1] * x[i - 1]  # reads x[-1]: wraps to the last element in Numba
 
 
 # -- histogram
@@ -196,7 +196,7 @@ WRONG = {
     "square_stride": [
         Wrong("no grid-stride loop", square_no_loop, "grid-stride loop"),
         Wrong("race", square_block_stride, "race"),
-        Wrong("wrong index", square_shifted, "an out-of-bounds access"),
+        Wrong("wrong index", square_shifted, "Negative index: `x[-1]`"),
     ],
     "histogram": [
         Wrong("race", hist_no_atomic, "race"),
