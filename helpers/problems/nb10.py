@@ -176,7 +176,7 @@ def _judge_cubin(fn, rng):
             out = fn(_probe_src, arch)
         except Exception as e:  # noqa: BLE001 - learner code
             if _compiled_to_ptx_without_driver(e):
-                what = "compiled to PTX (compile(\"ptx\") asks the NVIDIA driver, absent in CPU mode)"
+                what = 'compiled to PTX (compile("ptx") asks the NVIDIA driver, absent in CPU mode)'
                 return False, _PTX.format(arch=arch, what=what)
             raise
         if isinstance(out, str) or (isinstance(out, (bytes, bytearray)) and bytes(out[:20]).lstrip().startswith(b"//")):
