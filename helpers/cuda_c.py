@@ -168,17 +168,26 @@ def _placeholder_typedefs(*specs) -> str:
     return "".join(f"typedef float {n};\n" for n in names)
 
 
-def elementwise_source(in_params: str, out_params: str, operation: str, name: str = "elementwise") -> str:
+def elementwise_source(
+    in_params: str, out_params: str, operation: str, name: str = "elementwise", scalars: tuple = ()
+) -> str:
     """A kernel with the shape of the one CuPy generates for ``ElementwiseKernel``.
 
     Non-raw parameters are the i-th elements (inputs const); ``raw`` parameters are whole
-    arrays indexed by the operation; ``i`` and ``_ind.size()`` exist as in CuPy.
+    arrays indexed by the operation; ``i`` and ``_ind.size()`` exist as in CuPy. Inputs named
+    in ``scalars`` are the ones the call passes as scalars: CuPy passes those **by value**
+    (``const float s`` in the kernel's parameter list), not through a pointer.
     """
     ins, outs = _params(in_params), _params(out_params)
+    unknown = set(scalars) - {pname for _, pname, _ in ins}
+    if unknown:
+        raise ValueError(f"scalars {sorted(unknown)} are not input parameters of {in_params!r}")
     args, loads = [], []
     for ctype, pname, raw in ins + outs:
         is_out = (ctype, pname, raw) in outs
-        if raw:
+        if pname in scalars and not is_out:
+            args.append(f"const {ctype} {pname}")
+        elif raw:
             args.append(f"{ctype}* {pname}")
         else:
             args.append(f"{ctype}* _{pname}")

@@ -38,9 +38,9 @@ def _judge_check(fn, rng):
         try:
             got = fn(given)
         except Exception as e:  # noqa: BLE001 - learner code
-            return False, f"check({given!r}) raised {type(e).__name__}: {e}, but it is a success ({what})."
+            return False, f"check_result({given!r}) raised {type(e).__name__}: {e}, but it is a success ({what})."
         if type(got) is not type(want) or got != want:
-            return False, f"check({given!r}) returned {got!r}, expected {want!r}: {what}."
+            return False, f"check_result({given!r}) returned {got!r}, expected {want!r}: {what}."
     for err in (driver.CUresult.CUDA_ERROR_INVALID_VALUE, nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION):
         try:
             got = fn((err, None))
@@ -48,13 +48,13 @@ def _judge_check(fn, rng):
             if err.name not in str(e):
                 return (
                     False,
-                    f"check raised for {err.name}, good, but its message {str(e)!r} does not name the error: "
+                    f"check_result raised for {err.name}, good, but its message {str(e)!r} does not name the error: "
                     "include err.name.",
                 )
             continue
         return (
             False,
-            f"check(({err.name}, None)) returned {got!r}: an error code must raise an exception, "
+            f"check_result(({err.name}, None)) returned {got!r}: an error code must raise an exception, "
             "or failures go unnoticed.",
         )
     return True, "returns the values of successful calls and raises, naming the error, on failures."
@@ -62,7 +62,7 @@ def _judge_check(fn, rng):
 
 check_result = CallExercise(
     prompt=(
-        "Write check(result) for cuda.bindings results: result is (err, *values). Raise an exception naming the "
+        "Write check_result(result) for cuda.bindings results: result is (err, *values). Raise an exception naming the "
         "error (err.name) when int(err) != 0; otherwise return None, the single value, or a tuple of the values."
     ),
     reference=_check,
@@ -152,11 +152,35 @@ _probe_src = (
 )
 
 
+def _compiled_to_ptx_without_driver(exc: BaseException) -> bool:
+    """True when ``exc`` came from cuda.core's ``compile("ptx")`` asking the driver whether it can load the PTX.
+
+    ``Program.compile("cubin")`` needs no driver, but ``compile("ptx")`` calls ``cuDriverGetVersion``: in CPU
+    mode a learner who compiles to PTX gets a missing-driver error instead of PTX text, so the PTX message
+    below must be given for that error too.
+    """
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name.rsplit(".", 1)[-1] == "_can_load_generated_ptx":
+            return True
+        tb = tb.tb_next
+    return False
+
+
+_PTX = 'to_cubin(src, "{arch}") {what}: compile("cubin") gives the binary.'
+
+
 def _judge_cubin(fn, rng):
     for arch in ("sm_80", "sm_90"):
-        out = fn(_probe_src, arch)
+        try:
+            out = fn(_probe_src, arch)
+        except Exception as e:  # noqa: BLE001 - learner code
+            if _compiled_to_ptx_without_driver(e):
+                what = 'compiled to PTX (compile("ptx") asks the NVIDIA driver, absent in CPU mode)'
+                return False, _PTX.format(arch=arch, what=what)
+            raise
         if isinstance(out, str) or (isinstance(out, (bytes, bytearray)) and bytes(out[:20]).lstrip().startswith(b"//")):
-            return False, f'to_cubin(src, "{arch}") returned PTX text: compile("cubin") gives the binary.'
+            return False, _PTX.format(arch=arch, what="returned PTX text")
         if not isinstance(out, (bytes, bytearray)):
             return False, f"return bytes (ObjectCode.code), not {type(out).__name__}."
         if bytes(out[:4]) != b"\x7fELF":

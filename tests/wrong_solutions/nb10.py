@@ -45,6 +45,12 @@ def returns_ptx(src, arch):
     return cuda_c.compile(src, target="ptx", arch=arch)
 
 
+def core_ptx(src, arch):
+    from cuda.core import Program, ProgramOptions
+
+    return bytes(Program(src, code_type="c++", options=ProgramOptions(arch=arch)).compile("ptx").code)
+
+
 def fixed_arch(src, arch):
     from cuda.core import Program, ProgramOptions
 
@@ -79,6 +85,7 @@ WRONG = {
     ],
     "to_cubin": [
         Wrong("ptx", returns_ptx, "PTX"),
+        Wrong("cuda.core ptx", core_ptx, "PTX"),
         Wrong("ignores arch", fixed_arch, "ProgramOptions(arch=arch)"),
         Wrong("swallows errors", swallows_errors, "did not raise"),
         Wrong("ObjectCode, not bytes", object_code, "return bytes"),
