@@ -125,13 +125,17 @@ class Exercise:
         show(result)
         _progress.record_result(self.id, result)
 
+    def nudge(self) -> str:
+        """The end of a failure message: where the learner's next hint is, named as they call it."""
+        return f"{self.id}.hint() gives a nudge." if self.hints else f"{self.id}.solution() shows an answer."
+
     def hint(self) -> None:
         if not self.hints:
-            show_text(f"{self.id}: no hints", "This exercise has no hints; ex.solution() shows the answer.")
+            show_text(f"{self.id}: no hints", f"This exercise has no hints; {self.id}.solution() shows the answer.")
             return
         level = min(self._hint_level, len(self.hints) - 1)
         self._hint_level = level + 1
-        more = "" if level + 1 < len(self.hints) else "  (last hint; ex.solution() shows the answer)"
+        more = "" if level + 1 < len(self.hints) else f"  (last hint; {self.id}.solution() shows the answer)"
         show_text(f"Hint {level + 1}/{len(self.hints)} for {self.id}{more}", textwrap.dedent(self.hints[level]).strip())
         _progress.record_hint(self.id, level + 1)
 
@@ -184,6 +188,19 @@ def fmt(v) -> str:
         text = f"{float(v):.6g}"
         return text if any(c in text for c in ".en") else text + ".0"  # 4.0 must not read as the int 4
     return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def fmt_pair(got, want) -> tuple[str, str]:
+    """``fmt`` of two numbers, with as many digits as it takes to tell them apart: a message must never
+    say "returned 0.004 but should return 0.004"."""
+    a, b = fmt(got), fmt(want)
+    if a != b or not all(isinstance(v, (float, np.floating, int, np.integer)) for v in (got, want)):
+        return a, b
+    for digits in (9, 12, 17):
+        a, b = f"{float(got):.{digits}g}", f"{float(want):.{digits}g}"
+        if a != b:
+            return a, b
+    return a, b
 
 
 def register(module_name: str, namespace: dict) -> dict:

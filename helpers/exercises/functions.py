@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _numba
 from ..errors import CourseError, LearnerError
-from .base import Exercise, fmt, source
+from .base import Exercise, fmt, fmt_pair, source
 from .values import same, type_problem
 
 
@@ -123,15 +123,16 @@ class FunctionExercise(Exercise):
                 {},
             )
         i = wrong[0]
-        why = "ex.hint() gives a nudge."
+        why = self.nudge()
         for mistake, message in self.mistakes:
             if all(same(got[j], mistake(**cases[j])) for j in wrong):
                 why = message
                 break
+        shown = fmt_pair(got[i], want[i])
         return (
             "failed",
             (
-                f"{said(cases[i])} returned {fmt(got[i])} but should return {fmt(want[i])} "
+                f"{said(cases[i])} returned {shown[0]} but should return {shown[1]} "
                 f"({len(wrong)} of {len(cases)} inputs wrong): {why}"
             ),
             None,
@@ -184,9 +185,12 @@ def snapping(fn, candidates, rtol):
     def snapped(*args):
         got = fn(*args)
         if isinstance(got, (float, np.floating)):
+            tol = rtol
+            if isinstance(got, np.floating):  # a float32 result carries about 7 digits, not 16
+                tol = max(rtol, 4 * float(np.finfo(got.dtype).eps))
             for cand in candidates:
                 want = cand(*args)
-                if abs(float(got) - want) <= rtol * abs(want):
+                if abs(float(got) - want) <= tol * abs(want):
                     return want
         return got
 

@@ -32,12 +32,20 @@ def _histogram_shared(data, hist):
 histogram_shared = KernelExercise(
     prompt=(
         f"Count the values 0..{BINS - 1} of data into hist (which starts at zero), blocks of {HIST_THREADS} threads. "
-        "Each block first counts into its own shared-memory histogram, then adds it to hist with one atomic per bin."
+        "Each block first counts into its own shared-memory histogram, then adds it to hist with one atomic per bin: "
+        f"at most {BINS} global atomics per block (the check counts them)."
     ),
     args=(In("data", "int32", low=0, high=BINS), Acc("hist", "int32", shape=(BINS,))),
     expect=lambda data: np.bincount(data, minlength=BINS).astype(np.int32),
     reference=_histogram_shared,
     launch=per_element(HIST_THREADS),
+    budgets={
+        "global_atomics_per_block": (
+            BINS,
+            "count into the block's shared-memory histogram first, cuda.atomic.add(local, data[i], 1); only "
+            f"threads t < {BINS} then add one bin each to hist.",
+        )
+    },
     mistakes=(
         (
             lambda data: np.bincount(data, minlength=BINS).astype(np.int32) * (HIST_THREADS // BINS),
@@ -104,6 +112,7 @@ sum_atomic = KernelExercise(
 # ----------------------------------------------------------------------------- 3. inclusive scan
 
 SCAN = 64  # one block of SCAN threads scans up to SCAN elements
+SCAN_SPAN = 48  # memory accesses of the busiest thread: Hillis-Steele needs about 22, one serial thread 2n or more
 
 
 @cuda.jit
@@ -136,13 +145,21 @@ scan = KernelExercise(
         f"Inclusive scan: out[i] = x[0] + x[1] + ... + x[i] for up to {SCAN} int32 elements, ONE block of "
         f"{SCAN} threads "
         "(Hillis-Steele: log2(SCAN) steps; in the step with distance d, element t adds element t - d), with "
-        "two shared buffers."
+        "two shared buffers. Every thread works in every step: the check counts the memory accesses of the busiest "
+        f"thread (at most {SCAN_SPAN}), so one thread adding everything up in a loop does not pass."
     ),
     args=(In("x", "int32", low=-9, high=10), Out("out", "int32")),
     expect=lambda x: np.cumsum(x).astype(np.int32),
     reference=_scan,
     launch=fixed(1, SCAN),
     sizes=_scan_sizes,
+    budgets={
+        "max_accesses_per_thread": (
+            SCAN_SPAN,
+            "one thread is doing most of the work serially; in a parallel scan every thread takes part in each "
+            "of the log2(SCAN) steps, so none makes more than a few dozen accesses.",
+        )
+    },
     mistakes=(
         (
             lambda x: (np.cumsum(x) - x).astype(np.int32),

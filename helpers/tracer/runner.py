@@ -205,9 +205,7 @@ def _split_launch(kernel, args):
     return func, args[0], args[1], 0, args[2:]
 
 
-def trace(
-    kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, watchdog=None, compile_check=False
-):
+def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, watchdog=None, compile_check=False):
     """Run `kernel` on the CPU, one thread at a time, and record every memory access.
 
     `trace(kernel, griddim, blockdim, *args)` or `trace(kernel[griddim, blockdim], *args)`.
