@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from helpers.exercises import FunctionExercise, Ints, ValueExercise
+from helpers.exercises import DevicePipelineExercise, FunctionExercise, Ints, ValueExercise
 from helpers.problems import nb01, nb02, nb03, nb06, nb07
 
 pytestmark = pytest.mark.usefixtures("progress_file")  # tests/conftest.py
@@ -281,3 +281,45 @@ def test_run_on_device_counts_copies_exactly():
 def test_occupancy_sizes_include_blocks_that_are_not_warp_multiples():
     threads = {case[0] for case in nb07.occupancy.edge_cases} | set(nb07.occupancy.inputs["threads"].choices)
     assert any(t % 32 for t in threads)
+
+
+def test_a_tuple_typed_as_a_string_is_told_so():
+    r = _grade(nb07.sectors, "(4, 8, 32)")
+    assert r.status == "failed" and "not a string" in r.message
+
+
+def blocks_2d_cols_first(cols, rows):  # right formula, parameters swapped
+    return ((cols + 15) // 16, (rows + 15) // 16)
+
+
+def blocks_per_grid_t_first(t, n):
+    return (n + t - 1) // t
+
+
+@pytest.mark.parametrize(
+    "ex,fn", [(nb01.blocks_2d, blocks_2d_cols_first), (nb01.blocks_per_grid, blocks_per_grid_t_first)]
+)
+def test_function_parameters_in_the_wrong_order_are_named(ex, fn):
+    r = _grade(ex, fn)
+    assert r.status in ("failed", "error") and "parameters are in the wrong order" in r.message, r.message
+
+
+def pipeline_off_in_the_7th_digit(kernel, x):
+    d_x = cuda.to_device(x)
+    d_out = cuda.device_array_like(d_x)
+    kernel[(x.size + 127) // 128, 128](d_x, d_out)
+    return d_out.copy_to_host() * 0 + np.float32(1.0000024)  # 6 digits say 1, the check's tolerance says wrong
+
+
+def test_pipeline_mismatch_shows_enough_digits():
+    ones = DevicePipelineExercise(
+        reference=nb03.run_on_device.reference,
+        kernel=nb03.run_on_device.kernel,
+        expect=np.ones_like,
+        name="ones",
+        notebook="nb03",
+    )
+    r = _grade(ones, pipeline_off_in_the_7th_digit)
+    assert r.status == "failed"
+    shown = r.message.split(" is ")[1].split(" but should be ")
+    assert shown[0] != shown[1].split(" (")[0], r.message

@@ -124,6 +124,9 @@ class FunctionExercise(Exercise):
             )
         i = wrong[0]
         why = self.nudge()
+        order = order_problem(fn, list(self.inputs), [cases[j] for j in wrong], self.reference)
+        if order:
+            return "failed", order, None, {}
         for mistake, message in self.mistakes:
             if all(same(got[j], mistake(**cases[j])) for j in wrong):
                 why = message
@@ -138,6 +141,28 @@ class FunctionExercise(Exercise):
             None,
             {},
         )
+
+
+def order_problem(fn, names, cases, reference) -> str | None:
+    """The learner's parameters are the exercise's names in another order (the check passes them by
+    position), and the answers are right once the arguments are matched by name."""
+    try:
+        mine = [p.name for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        return None
+    if mine == names or sorted(mine) != sorted(names):
+        return None
+    try:
+        by_name = [fn(*(case[k] for k in mine)) for case in cases]
+    except Exception:  # noqa: BLE001 - learner code; the positional message stands
+        return None
+    if not all(same(g, reference(**case)) for g, case in zip(by_name, cases)):
+        return None
+    name = getattr(fn, "__name__", "your function")
+    return (
+        f"your function's parameters are in the wrong order: def {name}({', '.join(mine)}), but the check passes "
+        f"({', '.join(names)}) in that order, by position; reorder the def line to {name}({', '.join(names)})."
+    )
 
 
 def args_text(case: dict) -> str:

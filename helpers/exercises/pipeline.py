@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _numba
 from ..errors import CourseError, LearnerError
-from .base import Exercise
+from .base import Exercise, fmt_pair
 from .launch import validate_launch
 
 
@@ -215,10 +215,11 @@ class DevicePipelineExercise(Exercise):
             bad = np.flatnonzero(~np.isclose(got, want, rtol=1e-6, atol=1e-6))
             if bad.size:
                 i = int(bad[0])
+                shown = fmt_pair(got[i], want[i])
                 return (
                     "failed",
                     (
-                        f"{where}, element {i} is {float(got[i]):.6g} but should be {float(want[i]):.6g} "
+                        f"{where}, element {i} is {shown[0]} but should be {shown[1]} "
                         f"({bad.size} of {n} wrong): "
                         "did you copy the output (not the input) back?"
                     ),

@@ -80,6 +80,8 @@ def same(a, b, tol=0.0) -> bool:
 def type_problem(got, want, what: str) -> str | None:
     """A plain sentence when ``got`` has the wrong kind (float for int, list for tuple...), else None."""
     if isinstance(want, tuple):
+        if isinstance(got, str):
+            return f"{what} should be a tuple of {len(want)} values, not a string: give it without the quotes."
         if not isinstance(got, (tuple, list)):
             return f"{what} should be a tuple of {len(want)} values, got {fmt(got)}."
         got = trim_trailing_ones(got, want)
