@@ -323,3 +323,27 @@ def test_pipeline_mismatch_shows_enough_digits():
     assert r.status == "failed"
     shown = r.message.split(" is ")[1].split(" but should be ")
     assert shown[0] != shown[1].split(" (")[0], r.message
+
+
+def test_a_message_from_any_layer_names_the_exercise_not_ex():
+    class Says(ValueExercise):
+        def _grade(self, given, rng):
+            return (
+                "failed",
+                "wrong values: ex.hint() gives a nudge; ex.solution() shows one; index.hint() stays.",
+                None,
+                {},
+            )
+
+    r = Says(answer=1, name="cupy_norm", notebook="nb08").grade(2)
+    assert "nb08.cupy_norm.hint()" in r.message and "nb08.cupy_norm.solution()" in r.message
+    assert "index.hint()" in r.message and " ex." not in r.message
+
+
+def test_counting_copies_leaves_device_arrays_as_they_were():
+    kind = type(cuda.device_array(1))
+    before = {k: v for k, v in vars(kind).items() if k.startswith("copy_to")}
+    before_to_device = cuda.to_device
+    _grade(nb03.run_on_device, pipeline_copy_to_device_and_into_a_host_buffer)
+    assert {k: v for k, v in vars(kind).items() if k.startswith("copy_to")} == before
+    assert cuda.to_device is before_to_device

@@ -75,6 +75,7 @@ def counting_copies(spy, copies):
     kind = type(cuda.device_array(1))
     saved = [(cuda, "to_device", "in"), (kind, "copy_to_device", "in"), (kind, "copy_to_host", "out")]
     originals = [getattr(owner, attr) for owner, attr, _ in saved]
+    own = [attr in vars(owner) for owner, attr, _ in saved]  # inherited methods are deleted again, not pinned
 
     def counted(fn, direction):
         @functools.wraps(fn)
@@ -90,8 +91,11 @@ def counting_copies(spy, copies):
             setattr(owner, attr, counted(fn, direction))
         yield copies
     finally:
-        for (owner, attr, _), fn in zip(saved, originals):
-            setattr(owner, attr, fn)
+        for (owner, attr, _), fn, mine in zip(saved, originals, own):
+            if mine:
+                setattr(owner, attr, fn)
+            else:
+                delattr(owner, attr)
 
 
 def copies_problem(where, name, copies) -> str | None:
