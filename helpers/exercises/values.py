@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -81,7 +82,17 @@ def type_problem(got, want, what: str) -> str | None:
     """A plain sentence when ``got`` has the wrong kind (float for int, list for tuple...), else None."""
     if isinstance(want, tuple):
         if isinstance(got, str):
-            return f"{what} should be a tuple of {len(want)} values, not a string: give it without the quotes."
+            try:
+                parsed = ast.literal_eval(got.strip())
+            except (ValueError, SyntaxError):
+                parsed = None
+            if isinstance(parsed, tuple):
+                return f"{what} should be a tuple of {len(want)} values, not a string: give it without the quotes."
+            example = "('A', 'B', ...)" if all(isinstance(w, str) for w in want) else "(1, 2, ...)"
+            return (
+                f"{what} should be a tuple of {len(want)} values, not the string {got!r}: write it in "
+                f"parentheses, e.g. {example}."
+            )
         if not isinstance(got, (tuple, list)):
             return f"{what} should be a tuple of {len(want)} values, got {fmt(got)}."
         got = trim_trailing_ones(got, want)

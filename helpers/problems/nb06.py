@@ -112,7 +112,9 @@ sum_atomic = KernelExercise(
 # ----------------------------------------------------------------------------- 3. inclusive scan
 
 SCAN = 64  # one block of SCAN threads scans up to SCAN elements
-SCAN_SPAN = 48  # memory accesses of the busiest thread: Hillis-Steele needs about 22, one serial thread 2n or more
+# memory accesses of the busiest thread: Hillis-Steele needs about 22 and a work-efficient (Blelloch) scan 53;
+# at n = SCAN one serial thread makes 2 * SCAN = 128, and a thread summing its own prefix SCAN + 1 = 65
+SCAN_SPAN = 56
 
 
 @cuda.jit
@@ -137,7 +139,7 @@ def _scan(x, out):
 
 
 def _scan_sizes(rng, threads):
-    return [int(rng.integers(3, 32)), int(rng.integers(33, SCAN + 1))]
+    return [int(rng.integers(3, 32)), int(rng.integers(33, SCAN)), SCAN]  # a full block last: the span budget
 
 
 scan = KernelExercise(
@@ -156,8 +158,9 @@ scan = KernelExercise(
     budgets={
         "max_accesses_per_thread": (
             SCAN_SPAN,
-            "one thread is doing most of the work serially; in a parallel scan every thread takes part in each "
-            "of the log2(SCAN) steps, so none makes more than a few dozen accesses.",
+            "a thread loops over the elements itself (one thread doing it all, or every thread summing its own "
+            "prefix); in Hillis-Steele every thread does one add per step, log2(SCAN) = 6 steps, a few dozen "
+            "accesses in all.",
         )
     },
     mistakes=(
