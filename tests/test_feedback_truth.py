@@ -381,3 +381,25 @@ def test_counting_copies_leaves_device_arrays_as_they_were():
     _grade(nb03.run_on_device, pipeline_copy_to_device_and_into_a_host_buffer)
     assert {k: v for k, v in vars(kind).items() if k.startswith("copy_to")} == before
     assert cuda.to_device is before_to_device
+
+
+@cuda.jit
+def saxpy_out_first_other_names(out, a, x, y):  # `a` for alpha: only the shared names can tell
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+@cuda.jit
+def saxpy_a_for_alpha(a, x, y, out):  # another name in the right place: graded like any other
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] - y[i]
+
+
+def test_moved_parameters_are_named_even_with_other_names():
+    opts = nb02.saxpy.reference_options()
+    r = _grade(nb02.saxpy, saxpy_out_first_other_names, **opts)
+    assert r.status == "failed" and "out is parameter 1" in r.message, r.message
+    r = _grade(nb02.saxpy, saxpy_a_for_alpha, **opts)
+    assert r.status == "failed" and "wrong order" not in r.message

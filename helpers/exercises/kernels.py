@@ -136,8 +136,18 @@ def order_problem(ex, kernel) -> str | None:
     except (TypeError, ValueError):
         return None
     want = [a.name for a in ex.args]
-    if mine == want or sorted(mine) != sorted(want):
+    if mine == want or len(mine) != len(want):
         return None
+    if sorted(mine) != sorted(want):  # other names too: judge by the names both use
+        moved = [n for n in mine if n in want and mine.index(n) != want.index(n)]
+        if not moved:
+            return None
+        n = moved[0]
+        return (
+            f"your kernel's parameters are in the wrong order: {n} is parameter {mine.index(n) + 1} of "
+            f"def {fn.__name__}({', '.join(mine)}), but the check passes ({', '.join(want)}) in that order, by "
+            f"position, so {n} is parameter {want.index(n) + 1}; reorder the def line."
+        )
     return (
         f"your kernel's parameters are in the wrong order: def {fn.__name__}({', '.join(mine)}), but the check "
         f"passes ({', '.join(want)}) in that order, by position; reorder the def line to {fn.__name__}"
