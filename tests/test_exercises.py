@@ -101,11 +101,11 @@ def test_default_sizes_cover_small_partial_and_several_blocks():
 def test_compare_separates_unwritten_from_wrong():
     exp = np.arange(6, dtype=np.float32)
     got = exp.copy()
-    got[1], got[4] = np.nan, 99
+    got[1], got[4], got[5] = inputs.poison(np.float32), 99, np.nan  # never written, wrong, a computed NaN
     un, wr = explain.compare(got, exp, 1e-5, 1e-6, True)
-    assert list(un) == [1] and list(wr) == [4]
+    assert list(un) == [1] and list(wr) == [4, 5]
     un, wr = explain.compare(got, exp, 1e-5, 1e-6, False)  # accumulators have no poison
-    assert list(un) == [] and list(wr) == [1, 4]
+    assert list(un) == [] and list(wr) == [1, 4, 5]
 
 
 def test_unwritten_message_names_the_cause():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -125,13 +126,17 @@ class Exercise:
         show(result)
         _progress.record_result(self.id, result)
 
+    def nudge(self) -> str:
+        """The end of a failure message: where the learner's next hint is, named as they call it."""
+        return f"{self.id}.hint() gives a nudge." if self.hints else f"{self.id}.solution() shows an answer."
+
     def hint(self) -> None:
         if not self.hints:
-            show_text(f"{self.id}: no hints", "This exercise has no hints; ex.solution() shows the answer.")
+            show_text(f"{self.id}: no hints", f"This exercise has no hints; {self.id}.solution() shows the answer.")
             return
         level = min(self._hint_level, len(self.hints) - 1)
         self._hint_level = level + 1
-        more = "" if level + 1 < len(self.hints) else "  (last hint; ex.solution() shows the answer)"
+        more = "" if level + 1 < len(self.hints) else f"  (last hint; {self.id}.solution() shows the answer)"
         show_text(f"Hint {level + 1}/{len(self.hints)} for {self.id}{more}", textwrap.dedent(self.hints[level]).strip())
         _progress.record_hint(self.id, level + 1)
 
@@ -142,6 +147,8 @@ class Exercise:
     # -- for subclasses
     def _result(self, status, message, seed, picture=None, metrics=None) -> Result:
         points = float(self.points) if status == "passed" else 0.0
+        # The learner has no `ex`: whichever layer wrote the sentence, it names the object they call.
+        message = _GENERIC_EX.sub(lambda m: f"{self.id}.{m.group(1)}()", str(message))
         return Result(self.id, status, message, seed, picture, dict(metrics or {}), points, float(self.points))
 
     def _grade(self, answer, rng, **options):
@@ -156,6 +163,7 @@ class Exercise:
 
 
 _watchdog = watchdog  # grade's keyword of the same name shadows it
+_GENERIC_EX = re.compile(r"(?<![\w.])ex\.(hint|solution|check)\(\)")
 
 
 def stopped_message(exc) -> str:
@@ -184,6 +192,19 @@ def fmt(v) -> str:
         text = f"{float(v):.6g}"
         return text if any(c in text for c in ".en") else text + ".0"  # 4.0 must not read as the int 4
     return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def fmt_pair(got, want) -> tuple[str, str]:
+    """``fmt`` of two numbers, with as many digits as it takes to tell them apart: a message must never
+    say "returned 0.004 but should return 0.004"."""
+    a, b = fmt(got), fmt(want)
+    if a != b or not all(isinstance(v, (float, np.floating, int, np.integer)) for v in (got, want)):
+        return a, b
+    for digits in (9, 12, 17):
+        a, b = f"{float(got):.{digits}g}", f"{float(want):.{digits}g}"
+        if a != b:
+            return a, b
+    return a, b
 
 
 def register(module_name: str, namespace: dict) -> dict:

@@ -4,13 +4,15 @@ hard-coded, off by one, integer types, and the tracer's own verdicts behind a st
 
 from __future__ import annotations
 
+import re
 import types
 
 import numpy as np
 
 from ..errors import CourseError
-from .base import fmt
-from .inputs import poison
+from ..tracer.records import ATOMIC
+from .base import fmt, fmt_pair
+from .inputs import is_poison, poison
 
 # Saved at import: a learner's cell (or a kernel running as Python on the tracer) could rebind
 # numpy attributes; comparisons use these functions and nothing else.
@@ -49,7 +51,7 @@ def compare(got, exp, rtol, atol, poisoned):
     g, e = got.reshape(-1), exp.reshape(-1)
     if got.dtype.kind == "f":
         gn, en = _isnan(g), _isnan(e)
-        unwritten = gn & ~en if poisoned else np.zeros(g.shape, bool)
+        unwritten = is_poison(g, got.dtype) & ~en if poisoned else np.zeros(g.shape, bool)
         close = _less_equal(_abs(g.astype(np.float64) - e), atol + rtol * _abs(e.astype(np.float64))) | (gn & en)
         wrong = ~unwritten & ~close
     else:
@@ -117,13 +119,26 @@ def unwritten_message(name, idx, size, grid, block, kind, per_block=False) -> st
     return f"{n_un} of {size} {what}: check your index, every element needs exactly one thread (i = cuda.grid(1))."
 
 
-def wrong_message(ex, name, k, ci, cases, widx, unwritten) -> str:
+def wrong_message(ex, name, k, ci, cases, widx, unwritten, src="") -> str:
     got, exp = cases[ci]["got"][k].reshape(-1), cases[ci]["exp"][k].reshape(-1)
     i = int(widx[0])
     count = f" ({len(widx)} of {got.size} elements wrong" + (
         f", {len(unwritten)} never written)" if len(unwritten) else ")"
     )
-    head = f"{name}[{i}] is {fmt(got[i])} but should be {fmt(exp[i])}{count}"
+    shown = fmt_pair(got[i], exp[i])
+    head = f"{name}[{i}] is {shown[0]} but should be {shown[1]}{count}"
+    if got.dtype.kind == "f":
+        computed_nan = _isnan(got[widx]) & ~_isnan(exp[widx])
+        if bool(computed_nan.any()):
+            j = int(widx[int(_flatnonzero(computed_nan)[0])])
+            return (
+                f"{name}[{j}] is NaN but should be {fmt(exp[j])} ({int(computed_nan.sum())} of {got.size} elements "
+                "came out NaN): your kernel computed a NaN (not a number), e.g. 0 / 0, sqrt of a negative number, "
+                "or a value read from an array element that was never set."
+            )
+        truncated = truncation_message(head, name, got[widx], exp[widx], src)
+        if truncated:
+            return truncated
     # Hard-coded: this output did not change with the inputs, though the right answer did.
     for cj, other in enumerate(cases):
         if cj == ci:
@@ -151,18 +166,33 @@ def wrong_message(ex, name, k, ci, cases, widx, unwritten) -> str:
         if compare(got, _asarray(alt[k]).reshape(-1), ex.rtol, ex.atol, False)[1].size == 0:
             return f"{head}: {message}"
     if got.dtype.kind == "f":
-        gw, ew = got[widx].astype(np.float64), exp[widx].astype(np.float64)
-        if bool(_equal(gw, _rint(gw)).all()) and not bool(_equal(ew, _rint(ew)).all()):
-            return (
-                f"{head}: the results are whole numbers, so a variable or array is probably an integer type; "
-                "use float32 (e.g. numba.float32)."
-            )
+        whole = truncation_message(head, name, got[widx], exp[widx], "int(")
+        if whole:
+            return whole
     for shift in (1, -1):
         j = widx + shift
         ok = (j >= 0) & (j < exp.size)
         if ok.all() and compare(got[widx], exp[j], ex.rtol, ex.atol, False)[1].size == 0:
             return f"{head}: {name}[i] holds the value of element i{shift:+d}, so your index is off by one."
-    return f"{head}: compare your formula with the exercise text; ex.hint() gives a nudge."
+    return f"{head}: compare your formula with the exercise text; {ex.nudge()}"
+
+
+_INT_TYPES = re.compile(r"\bint\s*\(|\bu?int(8|16|32|64)\b|\bnp\.u?int\b|\bnumba\.u?int|\bint_\b")
+
+
+def truncation_message(head, name, gw, ew, src) -> str | None:
+    """Whole-number results where the answers have fractions, from a kernel that uses an integer type
+    (an int32 shared buffer, int(...)): the values were truncated, whatever else they look like."""
+    gw, ew = gw.astype(np.float64), ew.astype(np.float64)
+    if not (bool(_equal(gw, _rint(gw)).all()) and not bool(_equal(ew, _rint(ew)).all())):
+        return None
+    if not _INT_TYPES.search(src or ""):
+        return None
+    return (
+        f"{head}: the values were truncated to integers: {name} should hold fractions, so somewhere a "
+        "variable or array has an integer type (an int32 shared array, int(...), an integer accumulator); "
+        "check its dtype and use float32 (e.g. numba.float32, 0.0 rather than 0)."
+    )
 
 
 def status_picture(name, got, exp, rtol, atol, poisoned, title):
@@ -191,23 +221,44 @@ def status_picture(name, got, exp, rtol, atol, poisoned, title):
     return fig
 
 
-def metrics_dict(m) -> dict:
+def metrics_dict(m, t=None) -> dict:
     """The tracer's Metrics as plain numbers (JSON-friendly for the grader). Per-thread means are
-    over threads that touched memory, so idle threads of the last block do not dilute them."""
+    over threads that touched memory, so idle threads of the last block do not dilute them.
+    With the trace ``t``, two structural figures too: global atomics per block (a privatised
+    histogram makes one per bin) and the most memory accesses one thread made (the span of a
+    parallel scan, which a serial loop in one thread blows)."""
     active = max(m.threads - m.idle_threads, 1)
     per = lambda pair: float(pair[0]) * m.threads / active  # noqa: E731
     return {
-        "threads": int(m.threads),
-        "idle_threads": int(m.idle_threads),
-        "global_reads_per_thread": per(m.global_reads),
-        "global_writes_per_thread": per(m.global_writes),
-        "shared_reads_per_thread": per(m.shared_reads),
-        "shared_writes_per_thread": per(m.shared_writes),
-        "atomics_per_thread": per(m.atomics),
-        "max_global_reads_per_thread": int(m.global_reads[1]),
-        "coalescing": float(m.coalescing),
-        "bank_conflicts": int(m.bank_conflicted),
-        "bank_ways_max": int(m.bank_ways_max),
+        **_trace_figures(t),
+        **{
+            "threads": int(m.threads),
+            "idle_threads": int(m.idle_threads),
+            "global_reads_per_thread": per(m.global_reads),
+            "global_writes_per_thread": per(m.global_writes),
+            "shared_reads_per_thread": per(m.shared_reads),
+            "shared_writes_per_thread": per(m.shared_writes),
+            "atomics_per_thread": per(m.atomics),
+            "max_global_reads_per_thread": int(m.global_reads[1]),
+            "coalescing": float(m.coalescing),
+            "bank_conflicts": int(m.bank_conflicted),
+            "bank_ways_max": int(m.bank_ways_max),
+        },
+    }
+
+
+def _trace_figures(t) -> dict:
+    if t is None:
+        return {}
+    a = t.accesses
+    if not len(a):
+        return {"global_atomics_per_block": 0.0, "max_accesses_per_thread": 0}
+    glob = np.array([info.space == "global" for info in t.arrays] + [False], bool)[a.array]
+    mem = np.array([info.space in ("global", "shared") for info in t.arrays] + [False], bool)[a.array]
+    per_thread = np.bincount(a.gtid[mem], minlength=t.nthreads)
+    return {
+        "global_atomics_per_block": float(np.count_nonzero(glob & (a.kind == ATOMIC))) / max(t.nblocks, 1),
+        "max_accesses_per_thread": int(per_thread.max()) if per_thread.size else 0,
     }
 
 
@@ -232,7 +283,17 @@ def success_figure(metrics) -> str:
 _HIGHER_IS_BETTER = {"coalescing"}
 
 
-def budget_problem(budgets, metrics) -> str | None:
+def budget_problem(budgets, metrics, src="") -> str | None:
+    problem = _budget_problem(budgets, metrics)
+    if problem and re.search(r"^\s*print\s*\(", src or "", re.M):
+        problem += (
+            " Note: print() inside a kernel counts too: every array element it prints is a memory read; "
+            "remove debug prints before checking."
+        )
+    return problem
+
+
+def _budget_problem(budgets, metrics) -> str | None:
     for key, limit in budgets.items():
         limit, advice = limit if isinstance(limit, tuple) else (limit, "")
         if key not in metrics:
@@ -248,7 +309,7 @@ def budget_problem(budgets, metrics) -> str | None:
     return None
 
 
-def numeric_problem(ex, cases, out_pos):
+def numeric_problem(ex, cases, out_pos, src=""):
     """("unwritten" | "wrong", message, picture) for the first output that is not right, else None."""
     # Largest first: a launch of several blocks tells more (first block only? last partial block?).
     for ci in sorted(range(len(cases)), key=lambda c: -cases[c]["n"]):
@@ -261,7 +322,7 @@ def numeric_problem(ex, cases, out_pos):
             if not (un.size or wr.size):
                 continue
             if wr.size:
-                kind, msg = "wrong", wrong_message(ex, arg.name, k, ci, cases, wr, un)
+                kind, msg = "wrong", wrong_message(ex, arg.name, k, ci, cases, wr, un, src)
             else:
                 kind, msg = (
                     "unwritten",

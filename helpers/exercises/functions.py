@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _numba
 from ..errors import CourseError, LearnerError
-from .base import Exercise, fmt, source
+from .base import Exercise, fmt, fmt_pair, source
 from .values import same, type_problem
 
 
@@ -123,20 +123,46 @@ class FunctionExercise(Exercise):
                 {},
             )
         i = wrong[0]
-        why = "ex.hint() gives a nudge."
+        why = self.nudge()
+        order = order_problem(fn, list(self.inputs), [cases[j] for j in wrong], self.reference)
+        if order:
+            return "failed", order, None, {}
         for mistake, message in self.mistakes:
             if all(same(got[j], mistake(**cases[j])) for j in wrong):
                 why = message
                 break
+        shown = fmt_pair(got[i], want[i])
         return (
             "failed",
             (
-                f"{said(cases[i])} returned {fmt(got[i])} but should return {fmt(want[i])} "
+                f"{said(cases[i])} returned {shown[0]} but should return {shown[1]} "
                 f"({len(wrong)} of {len(cases)} inputs wrong): {why}"
             ),
             None,
             {},
         )
+
+
+def order_problem(fn, names, cases, reference) -> str | None:
+    """The learner's parameters are the exercise's names in another order (the check passes them by
+    position), and the answers are right once the arguments are matched by name."""
+    try:
+        mine = [p.name for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        return None
+    if mine == names or sorted(mine) != sorted(names):
+        return None
+    try:
+        by_name = [fn(*(case[k] for k in mine)) for case in cases]
+    except Exception:  # noqa: BLE001 - learner code; the positional message stands
+        return None
+    if not all(same(g, reference(**case)) for g, case in zip(by_name, cases)):
+        return None
+    name = getattr(fn, "__name__", "your function")
+    return (
+        f"your function's parameters are in the wrong order: def {name}({', '.join(mine)}), but the check passes "
+        f"({', '.join(names)}) in that order, by position; reorder the def line to {name}({', '.join(names)})."
+    )
 
 
 def args_text(case: dict) -> str:
@@ -184,9 +210,12 @@ def snapping(fn, candidates, rtol):
     def snapped(*args):
         got = fn(*args)
         if isinstance(got, (float, np.floating)):
+            tol = rtol
+            if isinstance(got, np.floating):  # a float32 result carries about 7 digits, not 16
+                tol = max(rtol, 4 * float(np.finfo(got.dtype).eps))
             for cand in candidates:
                 want = cand(*args)
-                if abs(float(got) - want) <= rtol * abs(want):
+                if abs(float(got) - want) <= tol * abs(want):
                     return want
         return got
 

@@ -46,10 +46,19 @@ def Size(name="n"):  # noqa: N802
     return Arg(name, "size", "int64", ())
 
 
+_NAN_BITS = {2: (np.uint16, 0x7E0B), 4: (np.uint32, 0x7FC00BAD), 8: (np.uint64, 0x7FF8000000000BAD)}
+
+
 def poison(dtype):
-    """NaN for floats, an extreme value for ints: a value no correct kernel writes."""
+    """NaN for floats, an extreme value for ints: a value no correct kernel writes.
+
+    The NaN carries its own bit pattern (payload 0xBAD), so a NaN the kernel computed (0 / 0, ...)
+    is told apart from an element it never wrote (``is_poison``)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
+        if dtype.itemsize in _NAN_BITS:
+            uint, bits = _NAN_BITS[dtype.itemsize]
+            return np.array([bits], dtype=uint).view(dtype)[0]
         return dtype.type(np.nan)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
@@ -80,3 +89,13 @@ def default_sizes(rng, threads, unit, several=(2, 4)):
     small = int(rng.integers(1, threads)) if threads > 1 else 1
     big = [int(unit * rng.integers(*several) + rng.integers(1, max(threads, 2))) for _ in range(2)]
     return [small, *big]
+
+
+def is_poison(values, dtype):
+    """Elementwise: does ``values`` (an array of ``dtype``) still hold the poison, bit for bit?"""
+    dtype = np.dtype(dtype)
+    values = np.ascontiguousarray(values)
+    if dtype.kind == "f" and dtype.itemsize in _NAN_BITS:
+        uint, bits = _NAN_BITS[dtype.itemsize]
+        return values.view(uint) == uint(bits)
+    return values == poison(dtype)

@@ -4,6 +4,7 @@ under the CPU tracer (CPU mode) or on the GPU with guard bands plus a small trac
 
 from __future__ import annotations
 
+import ast
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -108,12 +109,79 @@ def _grade_kernel(ex, kernel, rng, launch):
     try:
         graded = _run_cases(ex, kernel, rng, launch, compiling)
     except CourseError:
+        if order := order_problem(ex, kernel):
+            return "failed", order, None, {}
         if compiling and compiling[0].result().ok is False:
             return "failed", compiling[0].result().message, None, {}
         raise
+    except Exception:  # noqa: BLE001 - e.g. IndexError from indexing a scalar passed where an array was meant
+        if order := order_problem(ex, kernel):
+            return "failed", order, None, {}
+        raise
+    failed = graded[0] == "failed" or (compiling and compiling[0].result().ok is False)
+    if failed and (order := order_problem(ex, kernel)):
+        return "failed", order, graded[2], graded[3]
     if compiling and compiling[0].result().ok is False:
         return "failed", compiling[0].result().message, None, {}
     return graded
+
+
+def order_problem(ex, kernel) -> str | None:
+    """The kernel's parameters are the exercise's, in another order: the check passes them by position,
+    so an output lands where an input was expected (and "never written", or an index into a scalar,
+    is all that shows)."""
+    fn = _numba.python_function(kernel)
+    try:
+        mine = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+    want = [a.name for a in ex.args]
+    if mine == want or len(mine) != len(want):
+        return None
+    if sorted(mine) != sorted(want):  # other names too: judge by the names both use
+        moved = [n for n in mine if n in want and mine.index(n) != want.index(n)]
+        if not moved:
+            return None
+        n = moved[0]
+        return (
+            f"your kernel's parameters are in the wrong order: {n} is parameter {mine.index(n) + 1} of "
+            f"def {fn.__name__}({', '.join(mine)}), but the check passes ({', '.join(want)}) in that order, by "
+            f"position, so {n} is parameter {want.index(n) + 1}; reorder the def line."
+        )
+    return (
+        f"your kernel's parameters are in the wrong order: def {fn.__name__}({', '.join(mine)}), but the check "
+        f"passes ({', '.join(want)}) in that order, by position; reorder the def line to {fn.__name__}"
+        f"({', '.join(want)})."
+    )
+
+
+def read_before_write(ex, kernel) -> str | None:
+    """The kernel reads an output it should only assign (out[i] += ..., out[i] = out[i] + ...): outputs
+    start with whatever was in memory (the check fills them with NaN), so the result is garbage."""
+    try:
+        tree = ast.parse(source(kernel))
+    except SyntaxError:
+        return None
+    fn = _numba.python_function(kernel)
+    try:
+        mine = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+    outs = {mine[p] for p, a in enumerate(ex.args) if a.role == "out" and p < len(mine)}
+    for node in ast.walk(tree):
+        target = node.target if isinstance(node, ast.AugAssign) else node
+        if not isinstance(target, ast.Subscript) or not isinstance(target.value, ast.Name):
+            continue
+        name = target.value.id
+        if name in outs and (isinstance(node, ast.AugAssign) or isinstance(target.ctx, ast.Load)):
+            op = "+=" if isinstance(node, ast.AugAssign) else "reads"
+            how = f"{name}[...] {op} ..." if op == "+=" else f"your kernel reads {name}[...]"
+            return (
+                f"{name} was read before being written: {how} uses the old contents of {name}, which start "
+                f"as garbage (the check fills {name} with NaN); {name} must be assigned (=), not accumulated "
+                "into: add up in a local variable, then write it once."
+            )
+    return None
 
 
 def _run_cases(ex, kernel, rng, launch, compiling):
@@ -156,9 +224,9 @@ def _run_cases(ex, kernel, rng, launch, compiling):
             t = run_traced(kernel, grid, block, traced_args, out_pos)
             bad = [v for v in t.verdicts if v.kind != "unwritten_output"]
             if n >= max(sizes[: ci + 1]):  # budgets and the green line use the largest traced launch
-                metrics = metrics_dict(t.metrics)
+                metrics = metrics_dict(t.metrics, t)
             if bad and verdict is None:
-                verdict = (bad[0], t, metrics_dict(t.metrics))
+                verdict = (bad[0], t, metrics_dict(t.metrics, t))
                 if gpu and bad[0].kind == "out_of_bounds":  # do not let it scribble on (or crash) the GPU
                     return "failed", verdict_message(bad[0]), safe_show(t, bad[0]), verdict[2]
             if not gpu:
@@ -181,7 +249,10 @@ def _run_cases(ex, kernel, rng, launch, compiling):
         cases.append(
             {"n": n, "grid": grid, "block": block, "inputs": inputs, "exp": exp, "got": [call_args[p] for p in out_pos]}
         )
-    numeric = numeric_problem(ex, cases, out_pos)
+    src = source(kernel)
+    numeric = numeric_problem(ex, cases, out_pos, src)
+    if numeric and (stale := read_before_write(ex, kernel)):
+        return "failed", stale, numeric[2], metrics
     # Never-written elements point at the root cause (index or grid) better than the race or
     # stray access they often come with; otherwise the tracer's verdict comes first, since a
     # race can give right numbers in the tracer's fixed thread order.
@@ -190,7 +261,7 @@ def _run_cases(ex, kernel, rng, launch, compiling):
     if verdict is not None:
         v, t, vmetrics = verdict
         return "failed", verdict_message(v), safe_show(t, v), vmetrics
-    problem = budget_problem(ex.budgets, metrics)
+    problem = budget_problem(ex.budgets, metrics, src)
     if problem:
         return "failed", problem, None, metrics
     ns = ", ".join(str(c["n"]) for c in cases)

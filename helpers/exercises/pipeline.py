@@ -7,6 +7,8 @@ array, then runs the real kernel, so copies and launches can be judged, not just
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
 import textwrap
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ import numpy as np
 
 from .. import _numba
 from ..errors import CourseError, LearnerError
-from .base import Exercise
+from .base import Exercise, fmt_pair
 from .launch import validate_launch
 
 
@@ -38,6 +40,8 @@ class _SpyKernel:
         self._kernel = kernel
         self.launches = []  # (total threads, [argument is a device array, ...])
 
+        self.running = False  # inside the real launch: copies made there are the launch's, not the learner's
+
     def __getitem__(self, config):
         if not isinstance(config, tuple) or len(config) < 2:
             raise LearnerError("launch the kernel as kernel[blocks, threads](d_x, d_out).")
@@ -50,12 +54,66 @@ class _SpyKernel:
             self.launches.append((total, [_is_device_array(a) for a in args]))
             if total > 0:  # a launch of 0 blocks is an error on a GPU; the grade reports it instead
                 validate_launch((blocks, threads))  # what a GPU refuses: block and grid limits
-                self._kernel[config](*args)
+                self.running = True
+                try:
+                    self._kernel[config](*args)
+                finally:
+                    self.running = False
 
         return launch
 
     def __call__(self, *args):
         raise LearnerError("a kernel needs a launch configuration: kernel[blocks, threads](d_x, d_out).")
+
+
+@contextlib.contextmanager
+def counting_copies(spy, copies):
+    """Count explicit host<->device copies while the learner's function runs: cuda.to_device and a
+    device array's copy_to_device ("in"), its copy_to_host ("out"). Restored on the way out."""
+    from numba import cuda
+
+    kind = type(cuda.device_array(1))
+    saved = [(cuda, "to_device", "in"), (kind, "copy_to_device", "in"), (kind, "copy_to_host", "out")]
+    originals = [getattr(owner, attr) for owner, attr, _ in saved]
+    own = [attr in vars(owner) for owner, attr, _ in saved]  # inherited methods are deleted again, not pinned
+
+    def counted(fn, direction):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not spy.running:
+                copies[direction] += 1
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    try:
+        for (owner, attr, direction), fn in zip(saved, originals):
+            setattr(owner, attr, counted(fn, direction))
+        yield copies
+    finally:
+        for (owner, attr, _), fn, mine in zip(saved, originals, own):
+            if mine:
+                setattr(owner, attr, fn)
+            else:
+                delattr(owner, attr)
+
+
+def copies_problem(where, name, copies) -> str | None:
+    """Exactly one copy each way: x in, the result out."""
+    cin, cout = copies["in"], copies["out"]
+    if cin == 1 and cout == 1:
+        return None
+    said = f"{where}, {name} made {cin} cop{'y' if cin == 1 else 'ies'} to the device and {cout} back"
+    if cin > 1 and cout > 1:
+        return f"{said}: an extra round trip; copy x in once, launch on device arrays, and copy the result back once."
+    if cin > 1:
+        return (
+            f"{said}; only x needs to go to the device: make the output with cuda.device_array_like(d_x), which "
+            "copies nothing (sending zeros for an output the kernel overwrites is wasted traffic), and copy x once."
+        )
+    if cout > 1:
+        return f"{said}; copy only the result back, once, after the launch: one round trip in all."
+    return None
 
 
 @dataclass(eq=False, repr=False)
@@ -87,8 +145,10 @@ class DevicePipelineExercise(Exercise):
             x = rng.uniform(-4, 4, n).astype(np.float32)
             x_before = x.copy()
             spy = _SpyKernel(self.kernel)
+            copies = {"in": 0, "out": 0}
             try:
-                got = fn(spy, x)
+                with counting_copies(spy, copies):
+                    got = fn(spy, x)
             except CourseError:  # LearnerError, or the watchdog stopping a loop
                 raise
             except Exception as e:  # noqa: BLE001 - learner code
@@ -159,10 +219,11 @@ class DevicePipelineExercise(Exercise):
             bad = np.flatnonzero(~np.isclose(got, want, rtol=1e-6, atol=1e-6))
             if bad.size:
                 i = int(bad[0])
+                shown = fmt_pair(got[i], want[i])
                 return (
                     "failed",
                     (
-                        f"{where}, element {i} is {float(got[i]):.6g} but should be {float(want[i]):.6g} "
+                        f"{where}, element {i} is {shown[0]} but should be {shown[1]} "
                         f"({bad.size} of {n} wrong): "
                         "did you copy the output (not the input) back?"
                     ),
@@ -171,6 +232,8 @@ class DevicePipelineExercise(Exercise):
                 )
             if not np.array_equal(x, x_before):
                 return "failed", f"{name} changed the input array x; leave the host input as it was.", None, {}
+            if problem := copies_problem(where, name, copies):
+                return "failed", problem, None, {}
         return (
             "passed",
             (

@@ -142,7 +142,8 @@ def _run_on_device(kernel, x):
 run_on_device = DevicePipelineExercise(
     prompt=(
         "Write run_on_device(kernel, x): copy x to the device, allocate the output there, launch "
-        "kernel[blocks, threads](d_x, d_out) over every element, and return the result as a NumPy array."
+        "kernel[blocks, threads](d_x, d_out) over every element, and return the result as a NumPy array. Exactly "
+        "one copy in (x) and one copy out (the result): the check counts them."
     ),
     reference=_run_on_device,
     kernel=_twice_plus_one,

@@ -32,12 +32,20 @@ def _histogram_shared(data, hist):
 histogram_shared = KernelExercise(
     prompt=(
         f"Count the values 0..{BINS - 1} of data into hist (which starts at zero), blocks of {HIST_THREADS} threads. "
-        "Each block first counts into its own shared-memory histogram, then adds it to hist with one atomic per bin."
+        "Each block first counts into its own shared-memory histogram, then adds it to hist with one atomic per bin: "
+        f"at most {BINS} global atomics per block (the check counts them)."
     ),
     args=(In("data", "int32", low=0, high=BINS), Acc("hist", "int32", shape=(BINS,))),
     expect=lambda data: np.bincount(data, minlength=BINS).astype(np.int32),
     reference=_histogram_shared,
     launch=per_element(HIST_THREADS),
+    budgets={
+        "global_atomics_per_block": (
+            BINS,
+            "count into the block's shared-memory histogram first, cuda.atomic.add(local, data[i], 1); only "
+            f"threads t < {BINS} then add one bin each to hist.",
+        )
+    },
     mistakes=(
         (
             lambda data: np.bincount(data, minlength=BINS).astype(np.int32) * (HIST_THREADS // BINS),
@@ -104,6 +112,9 @@ sum_atomic = KernelExercise(
 # ----------------------------------------------------------------------------- 3. inclusive scan
 
 SCAN = 64  # one block of SCAN threads scans up to SCAN elements
+# memory accesses of the busiest thread: Hillis-Steele needs about 22 and a work-efficient (Blelloch) scan 53;
+# at n = SCAN one serial thread makes 2 * SCAN = 128, and a thread summing its own prefix SCAN + 1 = 65
+SCAN_SPAN = 56
 
 
 @cuda.jit
@@ -128,7 +139,7 @@ def _scan(x, out):
 
 
 def _scan_sizes(rng, threads):
-    return [int(rng.integers(3, 32)), int(rng.integers(33, SCAN + 1))]
+    return [int(rng.integers(3, 32)), int(rng.integers(33, SCAN)), SCAN]  # a full block last: the span budget
 
 
 scan = KernelExercise(
@@ -136,13 +147,22 @@ scan = KernelExercise(
         f"Inclusive scan: out[i] = x[0] + x[1] + ... + x[i] for up to {SCAN} int32 elements, ONE block of "
         f"{SCAN} threads "
         "(Hillis-Steele: log2(SCAN) steps; in the step with distance d, element t adds element t - d), with "
-        "two shared buffers."
+        "two shared buffers. Every thread works in every step: the check counts the memory accesses of the busiest "
+        f"thread (at most {SCAN_SPAN}), so one thread adding everything up in a loop does not pass."
     ),
     args=(In("x", "int32", low=-9, high=10), Out("out", "int32")),
     expect=lambda x: np.cumsum(x).astype(np.int32),
     reference=_scan,
     launch=fixed(1, SCAN),
     sizes=_scan_sizes,
+    budgets={
+        "max_accesses_per_thread": (
+            SCAN_SPAN,
+            "a thread loops over the elements itself (one thread doing it all, or every thread summing its own "
+            "prefix); in Hillis-Steele every thread does one add per step, log2(SCAN) = 6 steps, a few dozen "
+            "accesses in all.",
+        )
+    },
     mistakes=(
         (
             lambda x: (np.cumsum(x) - x).astype(np.int32),

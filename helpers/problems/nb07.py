@@ -143,7 +143,8 @@ occupancy = FunctionExercise(
     ),
     reference=_blocks_per_sm,
     inputs={
-        "threads": Ints(choices=(32, 64, 96, 128, 192, 256, 384, 512, 640, 768, 1024)),
+        # block sizes that are not multiples of 32 too: a block of 100 threads still takes 4 whole warps
+        "threads": Ints(choices=(32, 64, 96, 100, 128, 192, 200, 256, 300, 384, 500, 512, 640, 768, 1000, 1024)),
         "regs": Ints(16, 255),
         "smem": Ints(choices=(0, 1024, 4096, 8192, 12288, 16384, 33000, 49152, 100000)),
     },
@@ -155,8 +156,20 @@ occupancy = FunctionExercise(
         (96, 255, 0),
         (32, 16, 0),
         (256, 123, 8320),
+        (100, 32, 0),
+        (200, 40, 0),
     ),
     mistakes=(
+        (
+            lambda threads, regs, smem: min(
+                MAX_BLOCKS_PER_SM,
+                MAX_THREADS_PER_SM // threads,
+                REGISTERS_PER_SM // (threads * ((regs * 32 + 255) // 256 * 256) // 32),
+                SHARED_PER_SM // smem if smem else MAX_BLOCKS_PER_SM,
+            ),
+            "threads are allocated in whole warps: a block of 100 threads takes 4 warps (128 threads' worth); "
+            "round threads up to a multiple of 32 first, warps = (threads + 31) // 32.",
+        ),
         (
             lambda threads, regs, smem: min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // threads),
             "that counts threads only: registers and shared memory limit the blocks too, take the minimum of "

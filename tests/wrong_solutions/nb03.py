@@ -61,6 +61,21 @@ def pipeline_kernel_without_config(kernel, x):
     return d_out.copy_to_host()
 
 
+def pipeline_zeros_copied_in(kernel, x):
+    d_x = cuda.to_device(x)
+    d_out = cuda.to_device(np.zeros_like(x))  # n zeros over the bus for an output the kernel overwrites
+    kernel[(x.size + 127) // 128, 128](d_x, d_out)
+    return d_out.copy_to_host()
+
+
+def pipeline_extra_round_trip(kernel, x):
+    d_x = cuda.to_device(x)
+    d_x = cuda.to_device(d_x.copy_to_host())  # there and back again for nothing
+    d_out = cuda.device_array_like(d_x)
+    kernel[(x.size + 127) // 128, 128](d_x, d_out)
+    return d_out.copy_to_host()
+
+
 WRONG = {
     "right_allocation": [
         Wrong("copies zeros", 1, "for nothing"),
@@ -90,6 +105,8 @@ WRONG = {
         Wrong("raises", lambda nbytes, ms: nbytes / (ms - ms), "ZeroDivisionError", status="error"),
     ],
     "run_on_device": [
+        Wrong("extra round trip", pipeline_extra_round_trip, "an extra round trip"),
+        Wrong("extra copy in", pipeline_zeros_copied_in, "2 copies to the device and 1 back"),
         Wrong("implicit transfers", pipeline_numpy_args, "implicitly"),
         Wrong("returns the device array", pipeline_returns_device, "copy_to_host"),
         Wrong("wrong dtype", pipeline_float64_output, "defaults to float64"),

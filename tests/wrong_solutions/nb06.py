@@ -222,8 +222,35 @@ def scan_barrier_in_if(x, out):
         out[t] = buf[src, t]
 
 
+@cuda.jit
+def hist_global_atomics(data, hist):
+    i = cuda.grid(1)
+    if i < data.size:
+        cuda.atomic.add(hist, data[i], 1)  # right numbers, but every thread hits global memory
+
+
+@cuda.jit
+def scan_own_prefix(x, out):
+    t = cuda.threadIdx.x
+    if t < x.size:  # right numbers, parallel, but thread t adds t + 1 elements: O(n) span, O(n^2) work
+        acc = 0
+        for j in range(t + 1):
+            acc += x[j]
+        out[t] = acc
+
+
+@cuda.jit
+def scan_serial_thread0(x, out):
+    if cuda.threadIdx.x == 0:  # right numbers, but one thread does all the work in a loop
+        acc = 0
+        for i in range(x.size):
+            acc += x[i]
+            out[i] = acc
+
+
 WRONG = {
     "histogram_shared": [
+        Wrong("over budget (global atomics only)", hist_global_atomics, "global atomics per block"),
         Wrong("race", hist_shared_plain_increment, "race"),
         Wrong("uninitialised shared", hist_shared_not_zeroed, "uninitialised shared memory"),
         Wrong("race (no barrier)", hist_shared_no_barrier, "the CPU tracer found"),
@@ -237,6 +264,8 @@ WRONG = {
         Wrong("divergent barrier", sum_barrier_in_if, "divergent barrier"),
     ],
     "scan": [
+        Wrong("over budget (every thread its own prefix)", scan_own_prefix, "every thread summing its own prefix"),
+        Wrong("over budget (serial in one thread)", scan_serial_thread0, "a thread loops over the elements itself"),
         Wrong("race", scan_in_place, "race"),
         Wrong("known mistake", scan_exclusive, "exclusive scan"),
         Wrong("missing guard", scan_no_guard, "an out-of-bounds access"),

@@ -111,6 +111,14 @@ def occ_float(threads, regs, smem):
     return MAX_THREADS_PER_SM / threads
 
 
+def occupancy_ignores_warp_rounding(threads, regs, smem):
+    regs_per_warp = (regs * 32 + 255) // 256 * 256
+    by_threads = 2048 // threads  # a block of 100 threads still takes 4 whole warps
+    by_regs = 65536 // (threads * regs_per_warp // 32)
+    by_smem = 228 * 1024 // smem if smem else 32
+    return min(32, by_threads, by_regs, by_smem)
+
+
 WRONG = {
     "sectors": [
         Wrong("cache lines", (1, 2, 32), "128-byte cache lines"),
@@ -125,6 +133,7 @@ WRONG = {
         Wrong("missing guard", rows_no_guard, "an out-of-bounds access"),
     ],
     "occupancy": [
+        Wrong("ignores warp rounding", occupancy_ignores_warp_rounding, "whole warps"),
         Wrong("threads only", occ_threads_only, "counts threads only"),
         Wrong("no register rounding", occ_no_register_rounding, "multiples of 256"),
         Wrong("no block limit", occ_no_block_limit, "at most MAX_BLOCKS_PER_SM"),
