@@ -77,3 +77,18 @@ def test_a_race_the_gpu_numbers_hide_is_found_by_the_traced_cpu_run(monkeypatch,
     fake_gpu(monkeypatch, ex, ex.oracle)  # a GPU whose numbers happen to look right
     r = ex.grade(racy, seed=5)
     assert r.status == "failed" and "Race on y" in r.message, r.message
+
+
+def test_a_wrong_identity_is_named_whatever_the_gpu_does_with_it(monkeypatch, progress_file):
+    """CuPy adds the identity once per thread (on the H100, identity 1 gave 26.7 for 12.3)."""
+    ex = nb08.l2_norm
+
+    def cupy_like(answer, values):
+        total = float(np.sum(values["x"].astype(np.float64) ** 2)) + 512 * float(answer[3])
+        return np.asarray(np.sqrt(total), dtype=np.float32), True
+
+    monkeypatch.setattr(env, "on_gpu", lambda: True)
+    monkeypatch.setattr(ex, "run_gpu", cupy_like)
+    r = ex.grade(("x * x", "a + b", "y = sqrt(a)", "1"), seed=3)
+    assert r.status == "failed" and "identity" in r.message, r.message
+    assert ex.grade(ex.reference, seed=3).status == "passed"

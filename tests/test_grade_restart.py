@@ -13,39 +13,28 @@ from test_grade import records as read_records  # noqa: E402
 
 import helpers  # noqa: E402, F401
 from grading import fixtures as fx  # noqa: E402
-from helpers.grading import cli, execute  # noqa: E402
+from grading.isolated import run_cli  # noqa: E402
 
 
-def test_a_child_that_never_started_is_started_again(tmp_path, monkeypatch):
+def _setup(tmp_path):
     course = fx.make_course(tmp_path / "course")
     subs = tmp_path / "subs"
     (subs / "a").mkdir(parents=True)
     (subs / "a" / f"{fx.STEM}.ipynb").write_text(json.dumps(fx.notebook(fx.perfect_cells())))
-    real, calls = execute.run_child, []
+    return [subs, "--out", tmp_path / "out", "--course", course, "-j1", "--mode", "cpu", "--retries", "0"]
 
-    def flaky(job, workdir, settings, gpu):
-        calls.append(workdir)
-        if len(calls) == 1:
-            return execute.Attempt(skip=[], returncode=0)  # exited, nothing said: never started
-        return real(job, workdir, settings, gpu)
 
-    monkeypatch.setattr(execute, "run_child", flaky)
-    argv = [str(subs), "--out", str(tmp_path / "out"), "--course", str(course), "-j1", "--mode", "cpu"]
-    assert cli.main([*argv, "--retries", "0", "--salt", SALT]) == 0
+def test_a_child_that_never_started_is_started_again(tmp_path):
+    rc, calls, err = run_cli("restart", [*_setup(tmp_path), "--salt", SALT])
     rec = read_records(tmp_path / "out")["a"]
+    assert rc == 0 and calls == 2, err[-2000:]
     assert {e["status"] for e in rec["exercises"]} == {"passed"}, rec["exercises"]
-    assert len(calls) == 2 and rec["runs"][0].get("restarted") is True
+    assert rec["runs"][0].get("restarted") is True
 
 
-def test_a_notebook_that_kills_its_process_before_ready_is_not_restarted_forever(tmp_path, monkeypatch):
-    calls = []
-    monkeypatch.setattr(execute, "run_child", lambda *a: calls.append(a) or execute.Attempt(skip=[], returncode=1))
-    course = fx.make_course(tmp_path / "course")
-    subs = tmp_path / "subs"
-    (subs / "a").mkdir(parents=True)
-    (subs / "a" / f"{fx.STEM}.ipynb").write_text(json.dumps(fx.notebook(fx.perfect_cells())))
-    argv = [str(subs), "--out", str(tmp_path / "out"), "--course", str(course), "-j1", "--mode", "cpu"]
-    cli.main([*argv, "--retries", "0", "--salt", SALT])
+def test_a_notebook_that_kills_its_process_before_ready_is_not_restarted_forever(tmp_path):
+    rc, calls, err = run_cli("never", [*_setup(tmp_path), "--salt", SALT])
     rec = read_records(tmp_path / "out")["a"]
-    assert len(calls) == 2 and {e["status"] for e in rec["exercises"]} == {"not_graded"}
+    assert calls == 2, err[-2000:]
+    assert {e["status"] for e in rec["exercises"]} == {"not_graded"}
     assert "did not start" in rec["exercises"][0]["message"]

@@ -22,8 +22,9 @@ FAMILIES = [
         r"SignatureMismatch",
         None,
         "your kernel is declared with a signature{where} whose parameter {name} is {declared} but the check "
-        "passes {actual}; a GPU launch with these arrays fails with 'No matching definition': remove the "
-        "signature (plain @cuda.jit) or make its types match the arrays.",
+        "passes {actual}; on a GPU Numba launches it anyway and reads the {actual} data as {declared} (on an "
+        "H100 that crashed with a misaligned address): remove the signature (plain @cuda.jit) or make its types "
+        "match the arrays.",
     ),
     (
         r"void return type",

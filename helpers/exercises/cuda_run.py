@@ -139,6 +139,15 @@ def check_on_gpu(ex, answer, src, rng, what):
     if not guard_ok:
         return "failed", _PAST_END, {}
     problem = judge(ex, values, got, what)
+    if problem and ex.kind == "reduction" and str(answer[3]).strip() != str(ex.reference[3]):
+        # CuPy folds the identity in once per thread, so a wrong one shifts the result by an amount
+        # no formula predicts; the answer with the right identity tells whether that was the mistake.
+        fixed, _ = ex.run_gpu((*answer[:3], ex.reference[3]), values)
+        if judge(ex, values, fixed, what) is None:
+            problem = (
+                f"{what}, but the results are wrong: the identity must be the value that changes nothing "
+                f"({ex.reference[3]} for this reduction); with that identity your kernel is right."
+            )
     if problem:
         return "failed", problem, {}
     n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))

@@ -77,12 +77,18 @@ def counting_copies(spy, copies):
     originals = [getattr(owner, attr) for owner, attr, _ in saved]
     own = [attr in vars(owner) for owner, attr, _ in saved]  # inherited methods are deleted again, not pinned
 
+    depth = [0]  # on a GPU cuda.to_device calls copy_to_device itself: count the outermost call only
+
     def counted(fn, direction):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if not spy.running:
+            if not spy.running and depth[0] == 0:
                 copies[direction] += 1
-            return fn(*args, **kwargs)
+            depth[0] += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                depth[0] -= 1
 
         return wrapper
 

@@ -246,7 +246,8 @@ class Runner:
                     misuse(lane, op, mask, f"it reads lane {src}, and {absent_reason(src)}")
                     results[lane] = value
             elif op == "ballot_sync":
-                results[lane] = sum(1 << ln for ln in group if lanes[ln][2])
+                bits = sum(1 << ln for ln in group if lanes[ln][2])
+                results[lane] = bits - (1 << 32) if bits >= 1 << 31 else bits  # an int32 on the H100
             elif op == "all_sync":
                 results[lane] = all(lanes[ln][2] for ln in group)
             elif op == "any_sync":
