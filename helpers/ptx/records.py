@@ -1,8 +1,8 @@
 """What a run records and how it names things: arrays, source locations, demangled names.
 
-Why separate: these are the objects the Numba tracer's verdicts read (ArrayInfo fields,
-Location with .file/.line/.function/.source, a code-like object with co_filename), kept
-duck-type compatible with helpers.trace without importing it.
+The tracer's verdicts read these: ArrayInfo is the tracer's own (one definition of how an
+element is named); Location adds the `code` stand-in (a code-like object with co_filename),
+which the tracer's Location does not carry.
 """
 
 from __future__ import annotations
@@ -13,34 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-@dataclass
-class ArrayInfo:
-    """Same fields as helpers.trace.ArrayInfo, so verdicts can name elements."""
-
-    name: str
-    space: str
-    shape: tuple
-    dtype: np.dtype
-    strides: tuple
-    param: object = None
-    line: object = None
-    var: str = ""
-
-    def __post_init__(self):
-        self.var = self.var or self.name
-
-    def element(self, index):
-        text = f"{self.var}[{', '.join(str(int(i)) for i in index)}]"
-        return text if self.space == "global" else f"{self.space} {text}"
-
-    @property
-    def itemsize(self):
-        return self.dtype.itemsize
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+from ..tracer.records import ArrayInfo  # noqa: F401 - re-exported for program.py
 
 
 @dataclass(frozen=True)
