@@ -1,10 +1,6 @@
 """The compile check refuses, with its own sentence, each kernel a GPU compiler refuses but the
 CPU tracer runs (tests/refused/kernels.py), passes a correct kernel, caches, and keeps one server."""
 
-import os
-
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-
 import time  # noqa: E402
 
 import pytest  # noqa: E402

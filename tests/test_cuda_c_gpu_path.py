@@ -5,10 +5,6 @@ the H100, nb08/nb09 wrong answers got "element k is wrong" instead of their diag
 The GPU is played by a stand-in `run_gpu` that returns chosen outputs, so this runs anywhere;
 tests/gpu/test_wrong_numbers_gpu.py runs the real thing."""
 
-import os
-
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 

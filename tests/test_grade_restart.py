@@ -2,10 +2,6 @@
 a start-up hiccup of the machine must not cost a student their grade (seen on a loaded CI
 machine: a correct notebook came out "not graded: the grader's process did not start")."""
 
-import os
-
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-
 import json  # noqa: E402
 
 from test_grade import SALT  # noqa: E402

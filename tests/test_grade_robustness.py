@@ -2,10 +2,6 @@
 instructor presses Ctrl-C: one submission never harms the batch (issue "Grading a class you can
 trust", items 3 and 4). Same fixtures and style as tests/test_grade.py."""
 
-import os
-
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-
 import csv  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402

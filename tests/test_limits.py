@@ -1,20 +1,13 @@
 """The GPU's launch limits, refused in the tracer, the exercise launch check and the pipeline spy."""
 
-import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 _HERE = Path(__file__).resolve().parent
 for p in (str(_HERE.parent), str(_HERE)):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-if "numba.cuda" not in sys.modules and "numba.core.config" in sys.modules:
-    # pytest reads `filterwarnings` (which names a numba class) before conftest sets the flag
-    import numba.core.config
-
-    numba.core.config.reload_config()
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -1,10 +1,6 @@
 """`normalize_rows` asks for xp.… so the same code runs on CuPy: only real NumPy calls in the
 code fail it, not np.newaxis, dtypes or a docstring that mentions np. (issue 13, false fails)."""
 
-import os
-
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-
 import numpy as np  # noqa: E402
 
 import helpers  # noqa: E402, F401

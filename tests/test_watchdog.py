@@ -1,20 +1,13 @@
 """The watchdog: a trace or check that runs too long stops with one sentence; stop (KeyboardInterrupt) is one line."""
 
-import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 _HERE = Path(__file__).resolve().parent
 for p in (str(_HERE.parent), str(_HERE)):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-if "numba.cuda" not in sys.modules and "numba.core.config" in sys.modules:
-    # pytest reads `filterwarnings` (which names a numba class) before conftest sets the flag
-    import numba.core.config
-
-    numba.core.config.reload_config()
 
 import signal  # noqa: E402
 import time  # noqa: E402

@@ -2,10 +2,6 @@
 quickly is not stopped (a correct check on a loaded 2-core machine can outlast the budget), a
 thread that spins is, naming itself."""
 
-import os
-
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
