@@ -189,6 +189,11 @@ def banner_text() -> str:
 
 def banner() -> None:
     print(banner_text())
+    from .versions import problem_line
+
+    mismatch = problem_line()
+    if mismatch:
+        print(mismatch)
 
 
 def gpu_only(what: str) -> bool:
@@ -239,6 +244,16 @@ def _numba_check() -> str:
 
     where = "the GPU" if MODE.gpu else "the CUDA simulator"
     return f"numba {numba.__version__}: @cuda.jit kernels run on {where} (cuda.is_available() = {cuda.is_available()})"
+
+
+def _versions_check() -> str:
+    from .versions import problems
+
+    found = problems()
+    if found:
+        raise RuntimeError(found[0].split(":")[0])
+    v = library_versions()
+    return f"numpy {v['numpy']}, numba {v['numba']} and numba-cuda {v['numba-cuda']} fit together"
 
 
 def _cupy_check() -> str:
@@ -298,6 +313,11 @@ def checks() -> list[Check]:
     )
     return [
         driver,
+        _try(
+            "NumPy / Numba versions",
+            _versions_check,
+            "Run `make lab` again (it reinstalls the locked versions), then restart the kernel.",
+        ),
         _try("Numba (numba-cuda)", _numba_check, "Run `make lab` again: it reinstalls the locked environment."),
         _try(
             "NVRTC (cuda.bindings)",

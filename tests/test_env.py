@@ -75,6 +75,7 @@ def test_report_lists_every_component_with_a_fix_when_missing(capsys):
     names = [r.component for r in rows]
     assert names == [
         "NVIDIA driver / GPU",
+        "NumPy / Numba versions",
         "Numba (numba-cuda)",
         "NVRTC (cuda.bindings)",
         "CuPy",
@@ -83,7 +84,7 @@ def test_report_lists_every_component_with_a_fix_when_missing(capsys):
     ]
     by = {r.component: r for r in rows}
     assert by["NVRTC (cuda.bindings)"].ok, by["NVRTC (cuda.bindings)"].detail  # compiles without a GPU
-    assert by["Numba (numba-cuda)"].ok
+    assert by["Numba (numba-cuda)"].ok and by["NumPy / Numba versions"].ok
     assert not by["NVIDIA driver / GPU"].ok and by["NVIDIA driver / GPU"].fix
     for r in rows:
         assert r.ok or r.fix, f"{r.component} failed without a fix"
@@ -101,3 +102,57 @@ def test_course_errors_print_one_line_in_ipython():
     r = run_python(code, COURSE_MODE="cpu")
     assert "LearnerError: threads_per_block must be positive." in r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
+
+
+# -- NumPy / Numba / numba-cuda versions (notebook 00 and the banner) -----------------------------
+def _fake_versions(**have):
+    real = {"numba-cuda": "0.30.4", "numba": "0.68.1", "numpy": "2.4.6"}
+    real.update({k.replace("_", "-"): v for k, v in have.items()})
+    return lambda dist: real.get(dist)
+
+
+def test_the_locked_versions_fit_together():
+    from helpers import versions
+
+    assert versions.problems() == []
+    assert versions.problem_line() is None
+
+
+def test_a_numpy_too_new_for_numba_is_one_sentence_with_the_fix():
+    from helpers import versions
+
+    found = versions.problems(version=_fake_versions(numpy="2.6.1"))
+    assert found, "numpy 2.6.1 is outside numba 0.68.1's numpy<2.6"
+    assert any("numpy 2.6.1 is outside what numba 0.68.1 supports (numpy<2.6" in s for s in found), found
+    assert all("make lab" in s and s.count(". ") == 0 for s in found), found  # one sentence each
+
+
+def test_a_numpy_the_course_excludes_is_named_even_when_numba_accepts_it():
+    from helpers import versions
+
+    found = versions.problems(version=_fake_versions(numpy="2.5.0"))
+    assert len(found) == 1 and "what the course supports" in found[0] and "row_stack" not in found[0], found
+
+
+def test_the_banner_adds_the_mismatch_and_the_report_row_fails(monkeypatch, capsys):
+    from helpers import versions
+
+    fake = _fake_versions(numpy="2.6.1")
+    monkeypatch.setattr(versions, "_version", fake)
+    monkeypatch.setattr(versions.problems, "__defaults__", (fake, versions._requirements))
+    env.banner()
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and out[1].startswith("numpy 2.6.1 is outside"), out
+    row = next(r for r in env.checks() if r.component == "NumPy / Numba versions")
+    assert not row.ok and "numpy 2.6.1" in row.detail and "make lab" in row.fix
+
+
+def test_the_course_range_is_the_one_the_locks_pin():
+    import re
+
+    from packaging.specifiers import SpecifierSet
+
+    from helpers import versions
+
+    line = re.search(r"^numpy\s*([^\s#]+)", (ROOT / "requirements" / "common.in").read_text(), re.M)
+    assert line and SpecifierSet(line.group(1)) == SpecifierSet(versions.COURSE_RANGES["numpy"])
