@@ -390,3 +390,42 @@ def test_dynamic_extern_shared():
 def test_printf_is_captured_in_thread_order():
     r = run(MISC, "hello", 1, 3, (np.array([1.5, 2.25, -3], np.float32),))
     assert r.printed == ["thread 0 sees 1.50\n", "thread 1 sees 2.25\n", "thread 2 sees -3.00\n"]
+
+
+WARP_SUM = r"""
+extern "C" __global__ void wsum(const float* x, float* out) {
+    __shared__ float s[32];
+    int t = threadIdx.x;
+    s[t] = x[t];
+    __syncwarp();
+    for (int off = 16; off > 0; off /= 2) {
+        float v = 0.0f;
+        if (t < off) v = s[t + off];
+        __syncwarp();
+        if (t < off) s[t] += v;
+        __syncwarp();
+    }
+    if (t == 0) out[0] = s[0];
+}
+extern "C" __global__ void wsum_unsynced(const float* x, float* out) {
+    __shared__ float s[32];
+    int t = threadIdx.x;
+    s[t] = x[t];
+    for (int off = 16; off > 0; off /= 2) {
+        if (t < off) s[t] += s[t + off];
+    }
+    if (t == 0) out[0] = s[0];
+}
+"""
+
+
+def test_syncwarp_orders_a_shared_memory_warp_reduction():
+    from helpers.ptx import trace
+
+    x, out = np.arange(32, dtype=np.float32), np.zeros(1, np.float32)
+    t = trace(WARP_SUM, "wsum", 1, 32, x, out)
+    assert out[0] == x.sum()
+    assert t.verdicts == [], [v.message for v in t.verdicts]
+    t = trace(WARP_SUM, "wsum_unsynced", 1, 32, x, np.zeros(1, np.float32))
+    race = [v for v in t.verdicts if v.kind == "race"]
+    assert race and "a __syncwarp() would order them too" in race[0].message

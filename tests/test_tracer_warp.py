@@ -1,6 +1,7 @@
 """The CPU tracer's warp-level calls (shuffles, votes, match, syncwarp, masks) and grid sync:
 lanes of a warp meet at each call as on a GPU, and masks naming absent lanes are reported."""
 
+import numba
 import numpy as np
 from numba import cuda
 
@@ -261,3 +262,72 @@ def test_grid_sync_not_reached_by_a_block():
     v = t.verdicts[0]
     assert v.block == (1, 0, 0) and v.thread == (0, 0, 0) and v.line is not None
     assert "thread 0 of block 1" in v.message and "had already finished" in v.message and "this_grid" in v.message
+
+
+# -- syncwarp orders memory between the lanes of one warp (CUDA's memory model), nothing else ----
+@cuda.jit
+def shared_warp_sum(x, out):
+    s = cuda.shared.array(64, numba.float32)
+    t = cuda.threadIdx.x
+    s[t] = x[cuda.grid(1)]
+    cuda.syncwarp()
+    base = t - t % 32
+    off = 16
+    while off > 0:
+        v = numba.float32(0)
+        if t % 32 < off:
+            v = s[t + off]
+        cuda.syncwarp()
+        if t % 32 < off:
+            s[t] += v
+        cuda.syncwarp()
+        off //= 2
+    if t == base:
+        out[t // 32] = s[t]
+
+
+@cuda.jit
+def shared_warp_sum_unsynced(x, out):
+    s = cuda.shared.array(32, numba.float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    off = 16
+    while off > 0:
+        if t < off:
+            s[t] += s[t + off]
+        off //= 2
+    if t == 0:
+        out[0] = s[0]
+
+
+@cuda.jit
+def syncwarp_across_warps(x, out):
+    s = cuda.shared.array(64, numba.float32)
+    t = cuda.threadIdx.x
+    s[t] = x[t]
+    cuda.syncwarp()  # orders this warp only: the other warp's s[t ^ 32] may not be written yet
+    out[t] = s[t ^ 32]
+
+
+def test_syncwarp_orders_shared_memory_within_a_warp():
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    t = trace(shared_warp_sum, 1, 64, x, out, outputs=("out",))
+    assert t.ok, t.summary()
+    np.testing.assert_array_equal(out, [x[:32].sum(), x[32:].sum()])
+
+
+def test_a_warp_reduction_without_syncwarp_is_a_race_that_names_syncwarp():
+    out = np.zeros(1, np.float32)
+    t = trace(shared_warp_sum_unsynced, 1, 32, np.arange(32, dtype=np.float32), out)
+    race = [v for v in t.verdicts if v.kind == "race"]
+    assert race, t.summary()
+    assert "both are lanes of one warp: a cuda.syncwarp() would order them too" in race[0].message
+
+
+def test_syncwarp_does_not_order_two_warps():
+    x = np.arange(64, dtype=np.float32)
+    t = trace(syncwarp_across_warps, 1, 64, x, np.zeros(64, np.float32))
+    race = [v for v in t.verdicts if v.kind == "race"]
+    assert race, t.summary()
+    assert "lanes of one warp" not in race[0].message

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tracer.records import WARP_EPOCH
 from .parser import Vec
 from .values import DTYPES
 
@@ -222,4 +223,10 @@ def decode_activemask(ins, cx):
 def decode_warp_bar(ins, cx):
     mk = cx.src(ins.operands[0], U32)
     loc = cx.prog.loc_id(cx.fn, ins)
-    return lambda S, idx: check(S, idx, mk(S, idx), loc, "__syncwarp") and None
+
+    def run(S, idx):
+        check(S, idx, mk(S, idx), loc, "__syncwarp")
+        S.flush()  # the log is kept in thread order between barriers: what came before stays before
+        S.epoch[S.tids(idx)] += WARP_EPOCH  # a barrier and a fence for these lanes: races.py reads it
+
+    return run

@@ -1,11 +1,13 @@
 """Races: two threads of one block touch one element in the same barrier epoch (at least one a
 plain write, or a plain read against an atomic), or two blocks touch one element at all.
+Within one warp a cuda.syncwarp() between the two accesses orders them as well (CUDA's memory
+model: syncwarp is a barrier and a fence for the lanes that take part).
 """
 
 import numpy as np
 
 from .findings import VERB, Verdict, group_ids, more, where, who
-from .records import ATOMIC, READ, WRITE
+from .records import ATOMIC, READ, WRITE, barrier_epoch, grid_epoch, warp_epoch
 
 
 def _conflicting_groups(gid, ngroups, actor, kind):
@@ -57,14 +59,15 @@ def find_races(t):
     cross = np.zeros(len(a), bool)
 
     # same block, same epoch: actors are threads
-    gid, ng = group_ids(a.array, block, a.epoch, a.index)
-    bad = _conflicting_groups(gid, ng, a.gtid, a.kind)
+    epoch = barrier_epoch(a.epoch)
+    gid, ng = group_ids(a.array, block, epoch, a.index)
+    bad = _ordered_by_syncwarp(a, gid, ng, _conflicting_groups(gid, ng, a.gtid, a.kind))
     racy |= bad[gid]
     # different blocks, any epoch (global memory only): actors are blocks
     g = np.flatnonzero(is_global)
     if len(g):
         # a grid sync (the epoch's high bits, see runner._GRID_SHIFT) orders blocks too
-        gid2, ng2 = group_ids(a.array[g], a.index[g], a.epoch[g] >> 20)
+        gid2, ng2 = group_ids(a.array[g], a.index[g], grid_epoch(a.epoch[g]))
         bad2 = _conflicting_groups(gid2, ng2, block[g], a.kind[g])
         cross[g] = bad2[gid2]
     verdicts = []
@@ -76,13 +79,34 @@ def find_races(t):
         n_elements = len(np.unique(a.index[rows_all]))
         same = rows_all[a.index[rows_all] == element]
         if racy[first]:
-            same = same[(block[same] == block[first]) & (a.epoch[same] == a.epoch[first])]
+            same = same[(block[same] == block[first]) & (epoch[same] == epoch[first])]
             actor = a.gtid
         else:
             actor = block
         i, j = _first_pair(same, actor, a.kind)
         verdicts.append(_race_verdict(t, info, element, i, j, rows_all, n_elements, same))
     return verdicts
+
+
+def _ordered_by_syncwarp(a, gid, ng, bad):
+    """Clear the racing groups whose every conflicting pair is one warp's, split by a syncwarp.
+
+    A group whose threads span several warps keeps its verdict: a syncwarp orders nothing across
+    warps. A one-warp group is split by the syncwarps its threads had passed; it still races only
+    if a conflicting pair falls within one part (no syncwarp between them).
+    """
+    rows = np.flatnonzero(bad[gid])
+    if len(rows) == 0 or not np.any(warp_epoch(a.epoch[rows])):
+        return bad
+    g, warp = gid[rows], a.block[rows] * 1024 + a.warp[rows]
+    lo, hi = np.full(ng, np.iinfo(np.int64).max), np.full(ng, -1)
+    np.minimum.at(lo, g, warp)
+    np.maximum.at(hi, g, warp)
+    one_warp = lo == hi
+    sub, nsub = group_ids(g, warp_epoch(a.epoch[rows]))
+    still = np.zeros(ng, bool)
+    np.logical_or.at(still, g, _conflicting_groups(sub, nsub, a.gtid[rows], a.kind[rows])[sub])
+    return bad & (~one_warp | still)
 
 
 def _race_verdict(t, info, element, i, j, rows, n_elements, same):
@@ -102,7 +126,10 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
             "them afterwards, or use cuda.atomic.add for a shared total."
         )
     else:
-        when = "with no cuda.syncthreads() between them"
+        same_warp = a.block[i] == a.block[j] and a.thread[i] // 32 == a.thread[j] // 32
+        when = "with no cuda.syncthreads() between them" + (
+            " (both are lanes of one warp: a cuda.syncwarp() would order them too)" if same_warp else ""
+        )
         if ATOMIC in (ki, kj):
             fix = (
                 "Read the value only after all atomic updates are done: put a "
@@ -165,11 +192,13 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
 
 def _rounds_without_barrier(a, w):
     """Did the thread of record `w` write at that line more than once within one epoch?"""
-    same = (a.gtid == a.gtid[w]) & (a.epoch == a.epoch[w]) & (a.loc == a.loc[w]) & (a.kind == WRITE)
+    e = barrier_epoch(a.epoch)
+    same = (a.gtid == a.gtid[w]) & (e == e[w]) & (a.loc == a.loc[w]) & (a.kind == WRITE)
     return np.count_nonzero(same) > 1
 
 
 def _came_round_again(a, i, j):
     """Did the thread of record i run record j's line earlier in the same epoch (a loop)?"""
     earlier = np.arange(len(a)) < i
-    return bool(np.any(earlier & (a.gtid == a.gtid[i]) & (a.epoch == a.epoch[i]) & (a.loc == a.loc[j])))
+    e = barrier_epoch(a.epoch)
+    return bool(np.any(earlier & (a.gtid == a.gtid[i]) & (e == e[i]) & (a.loc == a.loc[j])))

@@ -13,6 +13,28 @@ import numpy as np
 from ..errors import KernelError
 
 READ, WRITE, ATOMIC = 0, 1, 2  # the access kinds in the log
+# A thread's epoch packs what it has passed, so one int64 per access orders it: syncthreads in
+# the low 20 bits, grid syncs from bit 20, syncwarps from bit 40 (races.py splits them again).
+GRID_SHIFT, WARP_SHIFT = 20, 40
+BLOCK_EPOCH = (1 << GRID_SHIFT) - 1
+WARP_EPOCH = 1 << WARP_SHIFT
+
+
+def barrier_epoch(epoch):
+    """The part of an epoch that orders threads of one block: syncthreads and grid syncs."""
+    return epoch & ((1 << WARP_SHIFT) - 1)
+
+
+def grid_epoch(epoch):
+    """The part that orders blocks: grid syncs passed."""
+    return (epoch >> GRID_SHIFT) & ((1 << (WARP_SHIFT - GRID_SHIFT)) - 1)
+
+
+def warp_epoch(epoch):
+    """Syncwarps passed: orders lanes of one warp, and nothing else."""
+    return epoch >> WARP_SHIFT
+
+
 MAX_ACCESSES = 4_000_000  # generous: a small traced launch makes thousands, not millions
 FLUSH_EVERY = 1 << 16  # accesses buffered as tuples before they become a NumPy chunk
 

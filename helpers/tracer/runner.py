@@ -20,7 +20,7 @@ from ..limits import RETURN_VALUE, block_problem, grid_problem, trace_size_probl
 from .arrays import TracedArray
 from .fakecuda import FakeCuda
 from .instrument import Instrumenter
-from .records import MAX_ACCESSES, ArrayInfo, Dim3, Recorder, unlinear
+from .records import BLOCK_EPOCH, GRID_SHIFT, MAX_ACCESSES, WARP_EPOCH, ArrayInfo, Dim3, Recorder, unlinear
 from .result import Trace
 from .watchdog import learner_frame, line_text, touch, watchdog
 
@@ -136,6 +136,8 @@ class Runner:
                 for lane, value in results.items():
                     self.resume[base + lane] = value
                     released.append(base + lane)
+                    if lanes[lane][0] == "syncwarp":  # orders the memory of the lanes that met here
+                        self.epoch[base + lane] += WARP_EPOCH
             return sorted(released)
         by_block = {}
         for g, (kind, site, payload) in waiting.items():
@@ -166,7 +168,7 @@ class Runner:
                     "arrived": by_site[main_site],
                     "elsewhere": {s[1]: ts for s, ts in by_site.items() if s != main_site},
                     "finished": [t for t in range(self.tpb) if t not in waiting],
-                    "epoch": epoch[base + by_site[main_site][0]] & _BLOCK_EPOCH,
+                    "epoch": epoch[base + by_site[main_site][0]] & BLOCK_EPOCH,
                 }
             )
         released = []
@@ -193,7 +195,7 @@ class Runner:
                 }
             )
         for g in waiting:
-            self.epoch[g] = ((self.epoch[g] >> _GRID_SHIFT) + 1) << _GRID_SHIFT
+            self.epoch[g] = ((self.epoch[g] >> GRID_SHIFT) + 1) << GRID_SHIFT  # keeps syncwarps, clears syncthreads
             self.resume[g] = None
         return sorted(waiting)
 
@@ -280,10 +282,6 @@ class Runner:
             f"Your kernel raised {what} in block {unlinear(b, self.griddim)}, "
             f"thread {unlinear(t, self.blockdim)}{where}. Fix that line and trace again."
         )
-
-
-_GRID_SHIFT = 20  # an epoch is (grid syncs passed << 20) + syncthreads passed: races.py splits it
-_BLOCK_EPOCH = (1 << _GRID_SHIFT) - 1
 
 
 def _others(n):

@@ -71,6 +71,7 @@ _C_WORDS = (
     ("cuda.atomic.add(array, index, value)", "atomicAdd(&array[index], value)"),
     ("cuda.atomic.add", "atomicAdd"),
     ("cuda.syncthreads()", "__syncthreads()"),
+    ("cuda.syncwarp()", "__syncwarp()"),
     ("cuda.blockIdx.x", "blockIdx.x"),
     ("`if i > 0:`", "`if (i > 0)`"),
 )
