@@ -14,7 +14,7 @@ import importlib.metadata
 DECLARERS = ("numba-cuda", "numba")
 # requirements/common.in pins numpy below 2.5: it removed np.row_stack, which numba-cuda calls.
 COURSE_RANGES = {"numpy": ">=2.0,<2.5"}
-FIX = "run `make lab` (it reinstalls the locked versions), or `pip install \"{req}\"` in this environment"
+FIX = 'run `make lab` (it reinstalls the locked versions), or `pip install "{req}"` in this environment'
 
 
 def _version(dist):
