@@ -1,5 +1,5 @@
 """Notebook 06 - reductions, atomics and scans: a privatised histogram, a block sum finished with
-one atomic per block, and a Hillis-Steele inclusive scan with double buffering.
+one atomic per block, a Hillis-Steele inclusive scan with double buffering, and a warp-shuffle sum.
 """
 
 import numba
@@ -176,6 +176,58 @@ scan = KernelExercise(
         "d], the others copy buf[src, t].",
         "One cuda.syncthreads() per step, reached by every thread (outside any if); then src = 1 - src. "
         "Without the second buffer, thread t could read element t - d after its owner already overwrote it.",
+    ),
+)
+
+# ----------------------------------------------------------------------------- 4. warp-shuffle sum
+
+WARP_THREADS = 64  # two warps per block
+FULL_MASK = 0xFFFFFFFF
+
+
+@cuda.jit
+def _warp_sum(x, total):
+    i = cuda.grid(1)
+    v = x[i] if i < x.size else numba.float32(0.0)  # every lane takes part in the shuffles, past the end too
+    delta = 16
+    while delta > 0:
+        v += cuda.shfl_down_sync(FULL_MASK, v, delta)  # lane k adds lane k + delta's value
+        delta //= 2
+    if cuda.laneid == 0:  # lane 0 now holds its warp's sum
+        cuda.atomic.add(total, 0, v)
+
+
+warp_sum = KernelExercise(
+    prompt=(
+        f"Add up all of x into total[0] (which starts at zero), blocks of {WARP_THREADS} threads, with warp "
+        "shuffles and no shared memory: each warp sums its 32 values with cuda.shfl_down_sync, then lane 0 adds "
+        "the warp's sum with one atomic. The check counts shared-memory reads (none allowed) and atomics "
+        "(one per warp)."
+    ),
+    args=(In("x", low=0.0, high=1.0), Acc("total", "float32", shape=(1,))),
+    expect=lambda x: np.array([x.astype(np.float64).sum()], dtype=np.float32),
+    reference=_warp_sum,
+    launch=per_element(WARP_THREADS),
+    rtol=1e-4,
+    atol=1e-4,
+    budgets={
+        "shared_reads_per_thread": (
+            0,
+            "the warp's values travel through registers here: v += cuda.shfl_down_sync(FULL_MASK, v, delta) "
+            "with delta = 16, 8, 4, 2, 1 instead of a shared-memory tree.",
+        ),
+        "atomics_per_thread": (
+            0.1,
+            "only lane 0 of each warp should add to total (if cuda.laneid == 0), once the shuffles have "
+            "gathered the warp's sum there.",
+        ),
+    },
+    hints=(
+        "Every thread loads x[i], or 0.0 past the end: all 32 lanes must reach each shuffle, since the full mask "
+        "names them all.",
+        "delta = 16, then halve it: v += cuda.shfl_down_sync(FULL_MASK, v, delta). After five steps lane 0 holds "
+        "the warp's sum.",
+        "if cuda.laneid == 0: cuda.atomic.add(total, 0, v): warps of every block finish in any order.",
     ),
 )
 

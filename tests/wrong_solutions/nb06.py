@@ -272,3 +272,67 @@ WRONG = {
         Wrong("divergent barrier (reported as the race it causes)", scan_barrier_in_if, "the CPU tracer found"),
     ],
 }
+
+
+# -- warp_sum
+
+
+@cuda.jit
+def warp_sum_guarded_shuffle(x, total):
+    i = cuda.grid(1)
+    if i < x.size:  # lanes past the end never reach the shuffle the full mask names
+        v = x[i]
+        delta = 16
+        while delta > 0:
+            v += cuda.shfl_down_sync(0xFFFFFFFF, v, delta)
+            delta //= 2
+        if cuda.laneid == 0:
+            cuda.atomic.add(total, 0, v)
+
+
+@cuda.jit
+def warp_sum_every_lane_adds(x, total):
+    i = cuda.grid(1)
+    v = x[i] if i < x.size else numba.float32(0.0)
+    delta = 16
+    while delta > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, delta)
+        delta //= 2
+    cuda.atomic.add(total, 0, v)  # every lane adds its partial sum, not just lane 0
+
+
+@cuda.jit
+def warp_sum_shared_tree(x, total):
+    buf = cuda.shared.array(64, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    buf[t] = x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    s = 32
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        cuda.atomic.add(total, 0, buf[0])
+
+
+@cuda.jit
+def warp_sum_shfl_up(x, total):
+    i = cuda.grid(1)
+    v = x[i] if i < x.size else numba.float32(0.0)
+    delta = 16
+    while delta > 0:
+        v += cuda.shfl_up_sync(0xFFFFFFFF, v, delta)  # sums flow up to lane 31, not down to lane 0
+        delta //= 2
+    if cuda.laneid == 0:
+        cuda.atomic.add(total, 0, v)
+
+
+WRONG["warp_sum"] = [
+    Wrong("warp misuse (shuffle behind the bounds guard)", warp_sum_guarded_shuffle, "misused warp call"),
+    Wrong("wrong numbers (every lane adds)", warp_sum_every_lane_adds, "should be"),
+    Wrong("over budget (shared-memory tree)", warp_sum_shared_tree, "shfl_down_sync"),
+    Wrong("wrong shuffle direction", warp_sum_shfl_up, "should be"),
+]
