@@ -273,11 +273,12 @@ class TracedRecord:
             flat = int(arr._map.flat[flat])
         object.__setattr__(self, "_flat", flat)
 
-    def _log(self, kind, frame):
+    def _log(self, kind, frame, name):
         arr = self._arr
         if arr._record:
             rec = arr._rec
-            rec.buf.append((arr._aid, self._flat, kind, rec.cur, frame.f_code, frame.f_lineno))
+            aid = rec.field_array(arr._aid, name)
+            rec.buf.append((aid, self._flat, kind, rec.cur, frame.f_code, frame.f_lineno))
             if len(rec.buf) >= FLUSH_EVERY:
                 rec.flush()
 
@@ -285,7 +286,7 @@ class TracedRecord:
         arr = self._arr
         if name not in arr.dtype.names:
             raise AttributeError(f"{arr._rec.arrays[arr._aid].var} has no field {name!r} (fields: {arr.dtype.names})")
-        self._log(READ, frame)
+        self._log(READ, frame, name)
         return arr._data[self._idx][name]
 
     def _set(self, name, value, frame):
@@ -294,7 +295,7 @@ class TracedRecord:
             raise AttributeError(f"{arr._rec.arrays[arr._aid].var} has no field {name!r} (fields: {arr.dtype.names})")
         if arr._readonly:
             raise TypeError(f"{arr._rec.arrays[arr._aid].var} is read-only inside a kernel")
-        self._log(WRITE, frame)
+        self._log(WRITE, frame, name)
         arr._data[self._idx][name] = value
 
     def __getitem__(self, name):

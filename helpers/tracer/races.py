@@ -71,8 +71,13 @@ def find_races(t):
         bad2 = _conflicting_groups(gid2, ng2, block[g], a.kind[g])
         cross[g] = bad2[gid2]
     verdicts = []
+    reported = set()  # structured arrays already reported through one of their fields
     for aid in np.unique(a.array[racy | cross]):
         info = t.arrays[aid]
+        if info.base is not None:
+            if info.base in reported:
+                continue
+            reported.add(info.base)
         rows_all = np.flatnonzero((a.array == aid) & (racy | cross))
         first = rows_all[0]
         element = a.index[first]
@@ -134,6 +139,12 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
             fix = (
                 "Read the value only after all atomic updates are done: put a "
                 "cuda.syncthreads() between the atomics and the read."
+            )
+        elif info.field and set(t.arrays[info.base].dtype.names) == {"s0", "s1"}:
+            fix = (
+                "Threads share one random-number state, so they draw the same numbers and overwrite its "
+                "update: give each thread its own state, e.g. xoroshiro128p_uniform_float32(states, i) with "
+                "i = cuda.grid(1) and one state per thread from create_xoroshiro128p_states(n, seed)."
             )
         elif both_write:
             fix = (

@@ -51,14 +51,16 @@ class ArrayInfo:
     param: object = None  # position in the kernel's parameters (global arrays only)
     line: object = None  # allocation line (shared/local arrays)
     var: str = ""  # the variable name, for element names such as `tile[3]`
+    field: str = ""  # one field of a structured array (`pts[i].x`): fields are separate bytes on a GPU
+    base: object = None  # for a field: the array id of the whole structured array
 
     def __post_init__(self):
         if not self.var:
             self.var = self.name
 
     def element(self, index):
-        """`out[3]`, `shared tile[1, 2]`: how messages name one element."""
-        text = f"{self.var}[{', '.join(str(int(i)) for i in index)}]"
+        """`out[3]`, `shared tile[1, 2]`, `pts[0].x`: how messages name one element."""
+        text = f"{self.var}[{', '.join(str(int(i)) for i in index)}]" + (f".{self.field}" if self.field else "")
         return text if self.space == "global" else f"{self.space} {text}"
 
     @property
@@ -108,6 +110,7 @@ class Recorder:
         self.cur = (0, 0)
         self.locs = {}  # (code, line) -> loc id
         self.arrays = []  # ArrayInfo, index = array id
+        self.field_aids = {}  # (array id, field name) -> array id of that field's log
         self.oob = []  # (array id, index tuple, kind, cur, code, line)
         self.negative = []  # the same, for negative indices that Numba wrapped
         self.warp_misuse = []  # dicts, see fakecuda's warp calls
@@ -120,6 +123,28 @@ class Recorder:
     def add_array(self, info):
         self.arrays.append(info)
         return len(self.arrays) - 1
+
+    def field_array(self, aid, field):
+        """The array id under which field `field` of structured array `aid` is logged, so two
+        threads writing different fields of one record (different bytes) do not race."""
+        key = (aid, field)
+        if key not in self.field_aids:
+            info = self.arrays[aid]
+            self.field_aids[key] = self.add_array(
+                ArrayInfo(
+                    f"{info.name}.{field}",
+                    info.space,
+                    info.shape,
+                    info.dtype.fields[field][0],
+                    info.strides,
+                    info.param,
+                    info.line,
+                    info.var,
+                    field,
+                    aid,
+                )
+            )
+        return self.field_aids[key]
 
     def flush(self):
         buf = self.buf

@@ -364,7 +364,8 @@ def _unwritten(t):
     for aid in t.outputs:
         info = t.arrays[aid]
         written = np.zeros(info.size, bool)
-        m = (a.array == aid) & (a.kind != READ)
+        parts = [aid] + [i for i, f in enumerate(t.arrays) if f.base == aid]  # a record's fields count
+        m = np.isin(a.array, parts) & (a.kind != READ)
         written[a.index[m]] = True
         missing = np.flatnonzero(~written)
         if len(missing) == 0:
