@@ -63,12 +63,14 @@ def test_parallel_true_over_range_is_still_serial_and_numba_warns():
     assert _run(njit(parallel=True)(_serial)) == (0, 1, True)
 
 
-def test_prange_uses_every_thread_numba_may_use():
+def test_prange_runs_iterations_on_more_than_one_thread():
     if numba.get_num_threads() < 2:
         pytest.skip("Numba may use one thread here (NUMBA_NUM_THREADS=1 or one core): nothing to split across")
-    loops, threads, warned = _run(njit(parallel=True)(_prange))
+    loops, threads, warned = _run(njit(parallel=True)(_prange), n=200_000)
     assert loops >= 1 and not warned
-    assert threads == numba.get_num_threads()
+    assert 2 <= threads <= numba.get_num_threads()
+    if numba.threading_layer() in ("omp", "workqueue"):  # static schedule: each thread gets a chunk
+        assert threads == numba.get_num_threads()
 
 
 def test_parfor_count_is_zero_before_the_first_call_and_for_non_njit():

@@ -146,7 +146,7 @@ def _judge_sum_of_squares(fn, rng):
         )
     return True, (
         f"correct on {len(sizes)} arrays (0 to {sizes[-1]} elements), and Numba made {loops} loop(s) parallel: "
-        "it runs on every core numba.get_num_threads() allows."
+        "it can use every thread numba.get_num_threads() allows."
     )
 
 
