@@ -127,3 +127,32 @@ def reload_config():
     import numba.core.config
 
     numba.core.config.reload_config()
+
+
+# ----------------------------------------------------------------------------- Numba on the CPU (notebook 12)
+# Checked against numba 0.68.1: CPUDispatcher.targetoptions holds the decorator's options
+# ("parallel", "fastmath", ...); get_metadata(signature)["parfor_diagnostics"].initial_parfors lists
+# the loops the parfor pass turned into parallel loops (empty for a serial @njit, and for a
+# parallel=True function whose loops are plain range loops).
+
+
+def is_cpu_jit(obj):
+    """True for a CPU `@numba.njit` / `@numba.jit` function (not a kernel, not a plain function)."""
+    return cpu_jit_function(obj) is not None
+
+
+def cpu_jit_options(obj) -> dict:
+    """The options a CPU `@njit` was decorated with ({} for anything else)."""
+    return dict(getattr(obj, "targetoptions", {}) or {}) if is_cpu_jit(obj) else {}
+
+
+def parfor_count(obj) -> int:
+    """How many loops Numba's parfor pass made parallel in the compiled versions of a CPU `@njit`
+    function (0 before it has been called once, and always 0 without parallel=True)."""
+    if not is_cpu_jit(obj):
+        return 0
+    count = 0
+    for sig in obj.signatures:
+        diagnostics = obj.get_metadata(sig).get("parfor_diagnostics")
+        count = max(count, len(getattr(diagnostics, "initial_parfors", None) or []))
+    return count
