@@ -5,6 +5,7 @@ import os
 import sys
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from numba import cuda
@@ -310,3 +311,29 @@ def test_real_dispatcher_in_subprocess():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and "REAL-OK" in res.stdout, res.stdout + res.stderr
+
+
+@cuda.jit
+def _tiled_transpose(inp, out):
+    tile = cuda.shared.array((16, 17), numba.float32)
+    x = cuda.blockIdx.x * 16 + cuda.threadIdx.x
+    y = cuda.blockIdx.y * 16 + cuda.threadIdx.y
+    if y < inp.shape[0] and x < inp.shape[1]:
+        tile[cuda.threadIdx.y, cuda.threadIdx.x] = inp[y, x]
+    cuda.syncthreads()
+    x = cuda.blockIdx.y * 16 + cuda.threadIdx.x
+    y = cuda.blockIdx.x * 16 + cuda.threadIdx.y
+    if y < out.shape[0] and x < out.shape[1]:
+        out[y, x] = tile[cuda.threadIdx.x, cuda.threadIdx.y]
+
+
+def test_a_large_trace_picture_stays_about_1500_px_tall_and_draws_cells_as_collections():
+    from helpers.tracer.pictures import draw_accesses
+
+    a = np.random.default_rng(0).random((40, 48), dtype=np.float32)
+    t = trace(_tiled_transpose, (3, 3), (16, 16), a, np.zeros((48, 40), np.float32))
+    fig = draw_accesses(t, 0)
+    assert fig.get_figheight() * fig.dpi <= 1500 + 1, fig.get_size_inches()
+    panels = [ax for ax in fig.axes if ax.collections]
+    assert len(panels) == 3  # inp, out and the shared tile
+    assert all(len(ax.patches) == 0 for ax in panels)  # one artist per panel, not one per element

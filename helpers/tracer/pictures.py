@@ -14,6 +14,7 @@ from .records import ATOMIC, READ, WRITE
 __all__ = ["draw_accesses", "draw_coalescing", "draw_banks"]
 
 MAX_TEXT_CELLS = 600  # above this, cells are too small to carry thread numbers
+MAX_HEIGHT_IN = 15.0  # figure inches at 100 dpi: a trace picture stays about 1,500 px tall
 
 
 def _thread_colours(n):
@@ -60,7 +61,8 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
     marks an element a verdict is about; grey elements were touched only by other blocks.
     """
     plt = pyplot()
-    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.collections import PolyCollection
+    from matplotlib.patches import Patch
 
     a = t.accesses
     if not 0 <= block < t.nblocks:
@@ -85,6 +87,10 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
     width = min(16, max(7.5, 0.42 * max(p[3] for p in panels) + 1.5))  # wide enough for the title
     # Cells are square, so a panel is as tall as its rows at the width's cell size, plus its title.
     cell_in = (width - 1.2) / max(p[3] for p in panels)
+    rows_drawn = sum(p[6] - p[5] for p in panels)
+    room = MAX_HEIGHT_IN - 0.9 - 0.95 * len(panels)  # keep the whole picture about 1,500 px tall at most
+    if cell_in * rows_drawn > room > 0:
+        cell_in = room / rows_drawn
     heights = [cell_in * (p[6] - p[5]) + 0.95 for p in panels]
     fig = plt.figure(figsize=(width, sum(heights) + 0.9))
     gs = fig.add_gridspec(len(panels), 1, height_ratios=heights)
@@ -97,25 +103,23 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
         show_text = (r1 - r0) * ncols <= MAX_TEXT_CELLS
         # who did what to each element: last writer wins the colour, else first reader
         cell = {}
+        thread = a.thread  # a property computed over the whole log: once, not once per access
         for r in mine:
-            idx, tid, kind = int(a.index[r]), int(a.thread[r]), int(a.kind[r])
+            idx, tid, kind = int(a.index[r]), int(thread[r]), int(a.kind[r])
             c = cell.setdefault(idx, {"tid": tid, "kinds": set(), "threads": set(), "bad": False})
             if kind != READ:
                 c["tid"] = tid
             c["kinds"].add(kind)
             c["threads"].add(tid)
             c["bad"] |= r in bad_set
+        plain, problem = [], []  # one collection each: thousands of add_patch calls took seconds
+        others = set(others.tolist())
         for idx in range(r0 * ncols, min(r1 * ncols, info.size)):
             row, col = divmod(idx, ncols)
             y = row - r0
             c = cell.get(idx)
             face = colours[c["tid"]] if c else OTHER_BLOCK if idx in others else UNTOUCHED
-            edge, lw = (PROBLEM, 2.5) if c and c["bad"] else ("#555555", 0.6)
-            ax.add_patch(
-                Rectangle(
-                    (col, y), 1, 1, facecolor=face, edgecolor=edge, linewidth=lw, zorder=3 if edge == PROBLEM else 2
-                )
-            )
+            (problem if c and c["bad"] else plain).append(((col, y), face))
             if c and show_text:
                 mark = "".join(m for m, kd in (("R", READ), ("W", WRITE), ("A", ATOMIC)) if kd in c["kinds"])
                 more = "+" if len(c["threads"]) > 1 else ""
@@ -128,6 +132,13 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
                     fontsize=7,
                     zorder=4,
                     fontweight="bold" if c["bad"] else "normal",
+                    in_layout=False,  # inside the cells: measuring hundreds of them made the layout slow
+                )
+        for cells, edge, lw, z in ((plain, "#555555", 0.6, 2), (problem, PROBLEM, 2.5, 3)):
+            if cells:
+                squares = [((x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)) for (x, y), _ in cells]
+                ax.add_collection(
+                    PolyCollection(squares, facecolors=[f for _, f in cells], edgecolors=edge, linewidths=lw, zorder=z)
                 )
         ax.set_xlim(0, widest)
         ax.set_ylim(r1 - r0, 0)
