@@ -35,6 +35,8 @@ def _learner_lines(req):
 def _result(req, answer):
     if answer.get("ok"):
         return CompileResult(True, "compiles for the GPU.", answer.get("seconds", 0.0))
+    if answer.get("ok") is None:  # the compiler itself is broken here: not the learner's kernel
+        return _unavailable(f"Numba's compiler failed to start: {answer.get('kind')}: {answer.get('message')}")
     return CompileResult(False, sentence(answer, _learner_lines(req)), answer.get("seconds", 0.0))
 
 

@@ -32,7 +32,13 @@ class Server:
         env = dict(os.environ)
         env.pop("NUMBA_ENABLE_CUDASIM", None)  # the real compiler, never the simulator
         env["NUMBA_ENABLE_CUDASIM"] = "0"
-        env.pop("PYTHONPATH", None)  # the server needs numba only, never `helpers`
+        # The server must import the same Numba and NumPy as this process (a GPU host's shadowing
+        # site folder included): pass this process's path on, but never the course itself, so
+        # `helpers` (which switches the simulator on) cannot be imported there by accident.
+        course = os.path.realpath(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) != course
+        )
         env["NUMBA_OPT"] = "0"  # optimising never changes whether a kernel compiles; it only costs time
         self.proc = subprocess.Popen(
             [sys.executable, "-u", str(SERVER)],

@@ -141,6 +141,22 @@ def _mismatch(declared, actual, params):
     return None
 
 
+def _environment_problem(exc):
+    """Did the compiler itself fail to work (a broken install), rather than refuse the kernel?
+
+    Numba reports a refused kernel as one of its own errors; a missing library, or a NumPy too new
+    for this Numba ("module 'numpy' has no attribute 'row_stack'"), is the machine's problem and
+    must never be blamed on the learner's code.
+    """
+    from numba.core.errors import NumbaError
+
+    if isinstance(exc, NumbaError):
+        return False
+    if isinstance(exc, (ImportError, OSError, MemoryError)):
+        return True
+    return isinstance(exc, AttributeError) and str(exc).startswith("module ")
+
+
 def _same_file(name, filenames):
     # Numba shortens paths relative to the working directory.
     return any(f == name or f.endswith(os.sep + name.lstrip("./")) for f in filenames)
@@ -175,6 +191,11 @@ def main():
             answer = _compile(request, cc)
         except Exception as exc:  # noqa: BLE001 - every refusal is an answer, never a crash
             filenames = {f["filename"] for f in request.get("functions", ())}
+            if _environment_problem(exc):
+                answer = {"ok": None, "kind": type(exc).__name__, "message": str(exc).splitlines()[0][:200]}
+                answer["seconds"] = time.perf_counter() - t0
+                print(json.dumps(answer), flush=True)
+                continue
             answer = {
                 "ok": False,
                 "kind": type(exc).__name__,

@@ -123,6 +123,21 @@ def _grade_kernel(ex, kernel, rng, launch):
         return "failed", order, graded[2], graded[3]
     if compiling and compiling[0].result().ok is False:
         return "failed", compiling[0].result().message, None, {}
+    if graded[0] == "passed" and compiling and compiling[0].result().ok is None:
+        # Right on the tracer, but nobody asked a GPU compiler: say so, and do not count it.
+        why = compiling[0].result().message.rstrip(".").removesuffix("; this is not your mistake")
+        fix = (
+            "define the kernel with @cuda.jit in a notebook cell or a .py file (its source must be readable) "
+            "and check again"
+            if "skipped" in why
+            else "run `make lab` (it reinstalls the locked compiler, the nvidia-nvvm wheel) and check again"
+        )
+        return (
+            "unchecked",
+            f"your kernel gives the right numbers on the CPU tracer, but {why}, so it is not marked passed: {fix}.",
+            graded[2],
+            graded[3],
+        )
     return graded
 
 
