@@ -89,3 +89,17 @@ def test_allowed_block_sizes_and_warp_rule_are_per_exercise():
         launch.judge_launch(rule, rule.example, lambda n: launch.validate_launch(rule.example(n)))
     loose = launch.learner_launch(lambda n: (n, 1), warp_multiple=False)
     launch.judge_launch(loose, loose.example, lambda n: launch.validate_launch(loose.example(n)))
+
+
+def test_a_zero_launch_says_what_numba_does_and_how_to_round_up():
+    """On the H100, numba-cuda 0.30.4 refused kernel[0, 32] and kernel[1, 0] with
+    "ValueError: LaunchConfig.grid/block values must be >= 1" (it does not silently run nothing)."""
+    from helpers.errors import LearnerError
+    from helpers.exercises.launch import validate_launch
+
+    with pytest.raises(LearnerError) as blocks:
+        validate_launch((0, 32))
+    with pytest.raises(LearnerError) as threads:
+        validate_launch((4, 0))
+    assert "Numba refuses a launch with 0 blocks" in str(blocks.value) and "(n + threads - 1)" in str(blocks.value)
+    assert "Numba refuses a launch with 0 threads" in str(threads.value) and "round up" not in str(threads.value)

@@ -101,10 +101,15 @@ def _dims(value, what):
             )
         if v < 1:
             raise LearnerError(
-                f"{what} must be at least 1, got {fmt(value)}: a launch with 0 "
-                f"{'threads' if 'thread' in what else 'blocks'} runs nothing."
+                f"{what} must be at least 1, got {fmt(value)}: Numba refuses a launch with 0 "
+                f"{'threads' if 'thread' in what else 'blocks'} (ValueError: LaunchConfig values must be >= 1)"
+                + (ROUND_UP if what.startswith("blocks") else "")
+                + "."
             )
     return tuple(int(v) for v in vals)
+
+
+ROUND_UP = "; n // threads is 0 whenever n < threads, so round up: (n + threads - 1) // threads"
 
 
 def validate_launch(cfg):
