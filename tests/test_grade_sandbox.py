@@ -28,51 +28,9 @@ from grading.isolated import run_cli
 from helpers.grading import sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRET = "GRADER_TEST_SECRET"
+SECRET = fx.SECRET
 SECRET_VALUE = "instructor-" + uuid.uuid4().hex[:8]
 OPTS = ["--course", None, "-j2", "--mode", "cpu", "--cell-timeout", 20, "--timeout", 120, "--salt", SALT]
-
-
-def hostile_cells(out: Path, victim: Path, grader_cwd: Path, marker: str) -> list:
-    """One attack per cell; each prints LEAK:<x> when it got through and BLOCKED:<x> when not."""
-    sleeper = (
-        "import time\nfor _ in range(150):\n    time.sleep(0.2)\n"
-        f"    for p in {[str(out / 'grades.csv'), str(victim)]!r}:\n"
-        "        try:\n            with open(p, 'a') as f:\n                f.write('PWNED\\n')\n"
-        "        except OSError:\n            pass\n"
-    )
-    return [
-        "import glob, os, helpers\nroot = os.path.dirname(os.path.dirname(os.path.abspath(helpers.__file__)))\n"
-        "found = sorted(glob.glob(root + '/solutions/*.ipynb')) + sorted(glob.glob(root + '/notebooks/*.ipynb'))\n"
-        "try:\n    print('LEAK:a', found[0], len(open(found[0]).read()))\n"
-        "except (IndexError, OSError) as e:\n    print('BLOCKED:a', type(e).__name__)",
-        "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', "
-        f"{sleeper!r}, {marker!r}], start_new_session=True, stdin=subprocess.DEVNULL, "
-        "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\nprint('spawned:b')",
-        "import glob\nhits = []\nfor p in glob.glob('/proc/[0-9]*/environ') + glob.glob('/proc/[0-9]*/cmdline'):\n"
-        "    try:\n        words = open(p, 'rb').read().decode(errors='replace').replace('\"', ' ').split('\\0')\n"
-        "    except OSError:\n        continue\n"
-        f"    hits += [w[-200:] for w in words if w.startswith('{SECRET}=') or '--salt' in w]\n"
-        f"try:\n    hits.append(open({str(out / 'run.json')!r}).read()[:300])\nexcept OSError:\n    pass\n"
-        "print('LEAK:c' if hits else 'BLOCKED:c', hits)",
-        f"try:\n    open({str(grader_cwd / 'pwned.txt')!r}, 'w').write('x')\n    print('LEAK:d')\n"
-        "except OSError as e:\n    print('BLOCKED:d', type(e).__name__)",
-        "import socket\nnames = [n for _, n in socket.if_nameindex()]\n"
-        "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=1).close()\n    ok = True\n"
-        "except OSError:\n    ok = False\nprint('LEAK:e' if ok or names != ['lo'] else 'BLOCKED:e', names)",
-    ]
-
-
-def alive(marker: str) -> list[int]:
-    """Processes on this machine whose command line holds ``marker``."""
-    pids = []
-    for p in Path("/proc").iterdir():
-        try:
-            if p.name.isdigit() and marker.encode() in (p / "cmdline").read_bytes():
-                pids.append(int(p.name))
-        except OSError:
-            pass
-    return pids
 
 
 def _grade(tmp: Path, mode: str, names: dict, hostile=True) -> dict:
@@ -88,7 +46,7 @@ def _grade(tmp: Path, mode: str, names: dict, hostile=True) -> dict:
         (subs / name / f"{fx.STEM}.ipynb").write_text(json.dumps(fx.notebook(nb_cells)))
     if hostile:
         (subs / "hostile").mkdir()
-        text = json.dumps(fx.notebook(fx.cells(extra=hostile_cells(out, victim, cwd, marker))))
+        text = json.dumps(fx.notebook(fx.cells(extra=fx.hostile_cells(out, victim, cwd, marker))))
         (subs / "hostile" / f"{fx.STEM}.ipynb").write_text(text)
     argv = [subs, "--out", out, *[course if a is None else a for a in OPTS]]
     started = time.monotonic()
@@ -101,7 +59,7 @@ def _grade(tmp: Path, mode: str, names: dict, hostile=True) -> dict:
         "out": out,
         "cwd": cwd,
         "victim": victim,
-        "alive": alive(marker),
+        "alive": fx.alive(marker),
         "records": read_records(out),
         "seconds": time.monotonic() - started,
     }
@@ -122,8 +80,7 @@ needs_sandbox = pytest.mark.skipif(FOUND.kind is None, reason=f"no sandbox on th
 
 @pytest.fixture(scope="module")
 def boxed(tmp_path_factory):
-    crash = "import ctypes\nctypes.string_at(0)"  # a segmentation fault
-    names = {"perfect": fx.perfect_cells(), "crasher": fx.perfect_cells(extra=[crash], extra_at=6)}
+    names = {"perfect": fx.perfect_cells(), "crasher": fx.perfect_cells(extra=[fx.SEGFAULT], extra_at=6)}
     run = _grade(tmp_path_factory.mktemp("boxed"), BATCH_MODE, names)
     yield run
     _kill(run["alive"])
@@ -214,6 +171,17 @@ open("mine.txt", "w").write("ok")
 facts["cap_eff"] = open("/proc/self/status").read().split("CapEff:")[1].split()[0]
 facts["net"] = [n for _, n in socket.if_nameindex()]
 facts["env"] = sorted(os.environ)
+facts["no_new_privs"] = open("/proc/self/status").read().split("NoNewPrivs:")[1].split()[0]
+try:
+    os.kill(int(sys.argv[5]), 0)
+    facts["grader_signalled"] = True
+except OSError:
+    facts["grader_signalled"] = False
+try:
+    open("/proc/sys/kernel/hostname", "w").write("x")
+    facts["proc_sys_writable"] = True
+except OSError:
+    facts["proc_sys_writable"] = False
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", sys.argv[2]], start_new_session=True)
 print(json.dumps(facts))
 sys.stdout.flush()
@@ -234,11 +202,12 @@ def inside(request, tmp_path_factory):
     work = tmp_path_factory.mktemp(request.param) / "work"
     work.mkdir()
     marker = f"inside-{uuid.uuid4().hex}"
-    argv = box.wrap([sys.executable, "-I", "-c", PROBE, str(ROOT), marker, "segv", str(Path.home())], work)
+    args = [str(ROOT), marker, "segv", str(Path.home()), str(os.getpid())]
+    argv = box.wrap([sys.executable, "-I", "-c", PROBE, *args], work)
     env = box.env({"PATH": os.environ.get("PATH", "")}, work)
     r = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, cwd=work)
     time.sleep(0.3)
-    left = alive(marker)
+    left = fx.alive(marker)
     _kill(left)
     (ROOT / "helpers" / "sandbox-probe.txt").unlink(missing_ok=True)  # only there if the sandbox failed
     assert r.stdout.strip(), r.stderr[-2000:]
@@ -266,9 +235,14 @@ def test_only_its_working_folder_is_writable_and_kept(inside):
 
 def test_no_capabilities_no_network_no_secrets(inside):
     facts = inside["facts"]
-    assert int(facts["cap_eff"], 16) == 0
+    assert int(facts["cap_eff"], 16) == 0 and facts["no_new_privs"] == "1"
     assert facts["net"] == ["lo"]
     assert set(facts["env"]) - {"LC_CTYPE", "PWD"} == set(inside["env"])  # what the grader passes, no more
+
+
+def test_the_grader_cannot_be_signalled_and_proc_is_read_only(inside):
+    assert inside["facts"]["grader_signalled"] is False
+    assert inside["facts"]["proc_sys_writable"] is False
 
 
 def test_a_crash_inside_reads_as_the_signal(inside):
@@ -292,3 +266,16 @@ def test_nothing_secret_is_bound(tmp_path):
         assert not sandbox._inside(str(ROOT), p) or p == str(ROOT / "helpers"), p
         assert not sandbox._inside(str(out), p) and p != str(Path.home()), p
         assert not sandbox._checkout(p), p
+
+
+def test_the_parent_reads_only_a_regular_results_file(tmp_path):
+    from helpers.grading import records
+
+    pipe, link = tmp_path / "pipe.jsonl", tmp_path / "link.jsonl"
+    os.mkfifo(pipe)  # opening it for reading would wait forever for a writer
+    (tmp_path / "secret").write_text("x")
+    link.symlink_to(tmp_path / "secret")
+    assert records.read_results(pipe, b"k") == ([], 0, None)
+    assert records.read_results(link, b"k") == ([], 0, None)
+    with pytest.raises(OSError):
+        records.open_regular(link)

@@ -98,9 +98,10 @@ def plan(workdir: str, gpu: bool, hide=()) -> list:
     ops.append(("ro", "/usr", "/usr"))
     ops += [("ro", f"/etc/{e}", f"/etc/{e}") for e in _ETC if os.path.exists(f"/etc/{e}")]
     ops.append(("ro", "/sys", "/sys"))  # CPU topology; the NVIDIA driver reads PCI data here
+    # The empty folders first, then what is bound below them (a PYTHONPATH folder in /tmp, the workdir).
+    ops += [("dev", "/dev"), ("proc", "/proc"), ("tmpfs", "/tmp"), ("tmpfs", "/dev/shm")]
     ops += [("ro", p, p) for p in python_paths(workdir, hide) if not _inside(p, "/usr")]
     ops.append(("ro", str(ROOT / "helpers"), str(ROOT / "helpers")))  # the course code, not its checkout
-    ops += [("dev", "/dev"), ("proc", "/proc"), ("tmpfs", "/tmp"), ("tmpfs", "/dev/shm")]
     if gpu:
         for node in sorted(glob.glob("/dev/nvidia*")):
             ops.append(("devbind", node, node))
@@ -116,7 +117,9 @@ def bwrap_args(ops: list, cwd: str) -> list[str]:
             args += [flag[op[0]], op[1], op[2]]
         elif op[0] == "symlink":
             args += ["--symlink", op[1], op[2]]
-        else:  # dev, proc, tmpfs
+        elif op[0] == "proc":  # read-only: uid 0 without capabilities could still write /proc/sys
+            args += ["--proc", op[1], "--remount-ro", op[1]]
+        else:  # dev, tmpfs
             args += [f"--{op[0]}", op[1]]
     return [*args, "--remount-ro", "/", "--chdir", cwd]
 
@@ -288,12 +291,7 @@ for op in spec["ops"]:
         mount("tmpfs", new + op[1], "tmpfs", NOSUID | NODEV, "mode=1777")
     elif kind == "proc":
         spot(new + "/proc", True)
-        mount("proc", new + "/proc", "proc", NOSUID | NODEV | NOEXEC)
-        for sub in ("sys", "sysrq-trigger", "irq", "bus"):
-            p = new + "/proc/" + sub
-            if os.path.exists(p):
-                mount(p, p, None, B | REC)
-                readonly(p)
+        mount("proc", new + "/proc", "proc", NOSUID | NODEV | NOEXEC | RO)
     elif kind == "dev":
         spot(new + "/dev", True)
         mount("tmpfs", new + "/dev", "tmpfs", NOSUID, "mode=0755")
