@@ -279,3 +279,24 @@ def test_the_parent_reads_only_a_regular_results_file(tmp_path):
     assert records.read_results(link, b"k") == ([], 0, None)
     with pytest.raises(OSError):
         records.open_regular(link)
+
+
+@pytest.mark.parametrize("kind", ["bwrap", "unshare"])
+def test_gpu_mode_binds_device_nodes_that_stay_usable(kind, tmp_path, monkeypatch):
+    """No GPU here: a character device made like /dev/null stands in for /dev/nvidia0 (a device node
+    bound from a user namespace must keep working, as the GPU's must)."""
+    box = _box(kind)
+    node = tmp_path / "nvidia0"
+    try:
+        os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))
+    except OSError as e:
+        pytest.skip(f"cannot make a device node here ({e})")
+    monkeypatch.setattr(sandbox, "GPU_NODES", str(tmp_path / "nvidia*"))
+    work = tmp_path / "work"
+    work.mkdir()
+    code = f"import os, stat\np = {str(node)!r}\nif os.path.exists(p) and stat.S_ISCHR(os.stat(p).st_mode):\n"
+    code += "    open(p, 'r+').write('x')\n    print('usable')"  # r+: never creates a plain file
+    for gpu, expected in ((True, "usable"), (False, "")):
+        box.gpu = gpu
+        r = subprocess.run(box.wrap([sys.executable, "-I", "-S", "-c", code], work), capture_output=True, text=True)
+        assert r.stdout.strip() == expected, r.stderr[-1000:]

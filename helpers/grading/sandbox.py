@@ -41,6 +41,7 @@ _ETC = (
     "mime.types",
 )
 _TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")  # symlinks into /usr on merged-/usr systems
+GPU_NODES = "/dev/nvidia*"  # bound in GPU mode: nvidia0.., nvidiactl, nvidia-uvm(-tools), nvidia-modeset, nvidia-caps
 _SIGNALS = {4, 6, 7, 8, 9, 11, 25}  # SIGILL SIGABRT SIGBUS SIGFPE SIGKILL SIGSEGV SIGXFSZ: see returncode()
 
 
@@ -103,7 +104,7 @@ def plan(workdir: str, gpu: bool, hide=()) -> list:
     ops += [("ro", p, p) for p in python_paths(workdir, hide) if not _inside(p, "/usr")]
     ops.append(("ro", str(ROOT / "helpers"), str(ROOT / "helpers")))  # the course code, not its checkout
     if gpu:
-        for node in sorted(glob.glob("/dev/nvidia*")):
+        for node in sorted(glob.glob(GPU_NODES)):
             ops.append(("devbind", node, node))
     ops.append(("rw", workdir, workdir))
     return ops

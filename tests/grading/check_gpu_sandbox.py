@@ -22,11 +22,32 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from grading import fixtures as fx  # noqa: E402
 
-NAME_GPU = "from numba import cuda\nprint('GPU inside:', cuda.get_current_device().name)"
+NAME_GPU = "from numba import cuda\nprint('GPU inside:', getattr(cuda.get_current_device(), 'name', 'the simulator'))"
 FAR = (
     "import numpy as np\nfrom numba import cuda\n@cuda.jit\ndef far(a):\n    a[cuda.grid(1) + (1 << 30)] = 1.0\n"
     "d = cuda.device_array(16, np.float32)\nfar[1, 16](d)\ncuda.synchronize()"
 )
+
+
+def show_devices(folder: Path, mode: str) -> None:
+    """What the sandbox shows of the GPU: device nodes, the driver's /proc entry, nvidia-smi."""
+    from helpers.grading import sandbox
+
+    box = sandbox.detect(gpu=mode == "gpu")
+    print(box.describe())
+    if box.kind is None or mode != "gpu":
+        return
+    work = folder / "probe"
+    work.mkdir(exist_ok=True)
+    script = "ls /dev/nvidia* /proc/driver/nvidia; nvidia-smi -L"
+    r = subprocess.run(
+        box.wrap(["/bin/sh", "-c", script], work),
+        capture_output=True,
+        text=True,
+        env=box.env({"PATH": os.defpath}, work),
+        timeout=120,
+    )
+    print(f"inside the sandbox (exit {r.returncode}):\n{r.stdout}{r.stderr}")
 
 
 def main(folder: Path, mode: str = "gpu") -> int:
@@ -47,6 +68,7 @@ def main(folder: Path, mode: str = "gpu") -> int:
     for name, cells in notebooks.items():
         (subs / name).mkdir(parents=True, exist_ok=True)
         (subs / name / f"{fx.STEM}.ipynb").write_text(json.dumps(fx.notebook(cells)))
+    show_devices(folder, mode)
     salt = "gpu-check-" + uuid.uuid4().hex[:6]
     argv = [sys.executable, "-m", "helpers.grade", subs, "--out", out, "--course", course, "-j", "1"]
     argv += ["--mode", mode, "--salt", salt, "--cell-timeout", "60"]
@@ -63,8 +85,8 @@ def main(folder: Path, mode: str = "gpu") -> int:
     left = fx.alive(marker)
     checks = [
         ("the grader names its sandbox", any(ln.startswith("sandbox: ") for ln in run.stdout.splitlines())),
-        ("the correct notebook gets full marks on the GPU", statuses["correct"] == {"passed"}),
-        (f"the {mode.upper()} is usable inside", "GPU inside:" in recs["correct"]["output"]),
+        (f"the correct notebook gets full marks ({mode} mode)", statuses["correct"] == {"passed"}),
+        ("numba.cuda is usable inside", "GPU inside:" in recs["correct"]["output"]),
         ("a segfault costs one cell", statuses["segfault"] == {"passed"} and bool(recs["segfault"]["skipped_cells"])),
         ("an illegal address costs one cell", statuses["illegal_address"] == {"passed"}),
         *[(f"attack {a} is blocked", f"BLOCKED:{a}" in hostile and f"LEAK:{a}" not in hostile) for a in "acde"],
@@ -80,7 +102,8 @@ def main(folder: Path, mode: str = "gpu") -> int:
     for pid in left:  # only the sleeper this script's notebook started
         os.kill(pid, 9)
     for name in ("segfault", "illegal_address"):
-        print(f"{name}: {recs[name]['skipped_cells']}")
+        print(f"{name}: {recs[name]['skipped_cells']} {recs[name]['cell_errors']}")
+    print(next((ln for ln in recs["correct"]["output"].splitlines() if "GPU inside" in ln), "no GPU line"))
     print("hostile output:\n" + hostile[-3000:])
     return 0 if all(ok for _, ok in checks) else 1
 
