@@ -170,6 +170,7 @@ except OSError:
 open("mine.txt", "w").write("ok")
 facts["cap_eff"] = open("/proc/self/status").read().split("CapEff:")[1].split()[0]
 facts["net"] = [n for _, n in socket.if_nameindex()]
+facts["tmp_mb"] = [os.statvfs(p).f_blocks * os.statvfs(p).f_frsize >> 20 for p in ("/tmp", "/dev/shm")]
 facts["env"] = sorted(os.environ)
 facts["no_new_privs"] = open("/proc/self/status").read().split("NoNewPrivs:")[1].split()[0]
 try:
@@ -245,6 +246,10 @@ def test_the_grader_cannot_be_signalled_and_proc_is_read_only(inside):
     assert inside["facts"]["proc_sys_writable"] is False
 
 
+def test_in_memory_folders_are_capped(inside):
+    assert inside["facts"]["tmp_mb"] == [sandbox.TMPFS_MB] * 2
+
+
 def test_a_crash_inside_reads_as_the_signal(inside):
     assert inside["box"].returncode(inside["rc"]) == -signal.SIGSEGV, inside["rc"]
 
@@ -300,3 +305,16 @@ def test_gpu_mode_binds_device_nodes_that_stay_usable(kind, tmp_path, monkeypatc
         box.gpu = gpu
         r = subprocess.run(box.wrap([sys.executable, "-I", "-S", "-c", code], work), capture_output=True, text=True)
         assert r.stdout.strip() == expected, r.stderr[-1000:]
+
+
+def test_a_picture_linked_out_of_the_working_folder_is_not_copied(tmp_path):
+    from helpers.grading import records
+
+    where, secret = tmp_path / "scratch", tmp_path / "run.json"
+    (where / "run0" / "pictures").mkdir(parents=True)
+    secret.write_text("salt")
+    (where / "run0" / "pictures" / "a.png").symlink_to(secret)
+    (where / "run0" / "pictures" / "b.png").write_bytes(b"png")
+    rec = {"exercises": [{"exercise": x, "picture": str(where / "run0" / "pictures" / f"{x}.png")} for x in "ab"]}
+    records.copy_pictures(rec, tmp_path / "feedback", where)
+    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == ["b.png"]

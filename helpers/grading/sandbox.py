@@ -42,6 +42,7 @@ _ETC = (
 )
 _TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")  # symlinks into /usr on merged-/usr systems
 GPU_NODES = "/dev/nvidia*"  # bound in GPU mode: nvidia0.., nvidiactl, nvidia-uvm(-tools), nvidia-modeset, nvidia-caps
+TMPFS_MB = 512  # /tmp and /dev/shm live in memory: capped, or a child could take the machine's RAM
 _SIGNALS = {4, 6, 7, 8, 9, 11, 25}  # SIGILL SIGABRT SIGBUS SIGFPE SIGKILL SIGSEGV SIGXFSZ: see returncode()
 
 
@@ -118,9 +119,11 @@ def bwrap_args(ops: list, cwd: str) -> list[str]:
             args += [flag[op[0]], op[1], op[2]]
         elif op[0] == "symlink":
             args += ["--symlink", op[1], op[2]]
+        elif op[0] == "tmpfs":
+            args += ["--size", str(TMPFS_MB << 20), "--tmpfs", op[1]]
         elif op[0] == "proc":  # read-only: uid 0 without capabilities could still write /proc/sys
             args += ["--proc", op[1], "--remount-ro", op[1]]
-        else:  # dev, tmpfs
+        else:  # dev
             args += [f"--{op[0]}", op[1]]
     return [*args, "--remount-ro", "/", "--chdir", cwd]
 
@@ -165,7 +168,7 @@ class Sandbox:
         if self.kind == "bwrap":
             return [self.tool, *bwrap_args(ops, str(workdir)), "--", *argv]
         newroot = tempfile.mkdtemp(prefix=".root-", dir=workdir.parent)  # outside the writable folder
-        spec = json.dumps({"root": newroot, "ops": ops, "argv": list(argv), "cwd": str(workdir)})
+        spec = json.dumps({"root": newroot, "ops": ops, "argv": list(argv), "cwd": str(workdir), "mb": TMPFS_MB})
         return [self.tool, *self.args, "--", sys.executable, "-I", "-S", "-c", _PRELUDE, spec]
 
     def returncode(self, rc):
@@ -289,7 +292,7 @@ for op in spec["ops"]:
         os.symlink(op[1], new + op[2])
     elif kind == "tmpfs":
         spot(new + op[1], True)
-        mount("tmpfs", new + op[1], "tmpfs", NOSUID | NODEV, "mode=1777")
+        mount("tmpfs", new + op[1], "tmpfs", NOSUID | NODEV, "mode=1777,size=%dm" % spec["mb"])
     elif kind == "proc":
         spot(new + "/proc", True)
         mount("proc", new + "/proc", "proc", NOSUID | NODEV | NOEXEC | RO)
