@@ -4,7 +4,9 @@ its signed results, and turn crashes, timeouts and damaged files into per-exerci
 Containment: the child runs in its own session (``killpg`` reaches whatever it starts), with
 a minimal environment (no instructor secrets), stdin from the job only, stdout+stderr into a
 pipe of which only the head and the tail are kept, a per-cell timer inside and a per-notebook
-wall clock outside. After a hard crash or a kill in cell N, the notebook is run once more
+wall clock outside; where the system offers namespaces, inside the sandbox of ``sandbox.py``
+(the working folder is bound at its own path, so the results file and pictures travel as they do
+without one). After a hard crash or a kill in cell N, the notebook is run once more
 without cell N, so one broken cell does not cost every later exercise.
 """
 
