@@ -210,7 +210,10 @@ def test_ctrl_c_stops_at_once_keeps_records_and_resume_finishes(tmp_path):
     for name, text in {"a": nb_text(), "b": nb_text(fx.perfect_cells(extra=[slow])), "c": nb_text()}.items():
         (subs / name).mkdir(parents=True)
         (subs / name / f"{fx.STEM}.ipynb").write_text(text)
-    argv = [str(subs), "--out", str(tmp_path / "out"), "--course", str(course), "-j2", "--mode", "cpu"]
+    # --no-sandbox: the slow cell leaves a flag in tmp_path so that it sleeps only once, and a
+    # sandbox (rightly) keeps it from writing there; killing sandboxed children is the watchdog's
+    # kill, covered by the hanging notebooks in test_grade.py.
+    argv = [str(subs), "--out", str(tmp_path / "out"), "--course", str(course), "-j2", "--mode", "cpu", "--no-sandbox"]
     argv += ["--cell-timeout", "120", "--grade-timeout", "120", "--timeout", "300", "--salt", SALT]  # slow CI: room
     started = time.monotonic()
     rc, _, err = run_cli("interrupt", argv)  # a fresh process: Ctrl-C at the first finished submission

@@ -26,7 +26,7 @@ import zipfile
 from pathlib import Path
 
 from .._files import atomic_write
-from . import execute, report
+from . import execute, report, sandbox
 from .course import load_course
 from .execute import ROOT, Settings, grade_submission
 from .records import copy_pictures
@@ -91,6 +91,11 @@ def parse_args(argv=None):
     )
     p.add_argument(
         "--keep-scratch", action="store_true", help="keep the per-submission working folders (for debugging)"
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run submissions without namespaces even where they are available (docs/grading.md says what is lost)",
     )
     return p.parse_args(argv)
 
@@ -210,7 +215,11 @@ def run(args) -> int:
         memory if mode == "cpu" else 0,
         mode,
     )
-    manifest.update(mode=mode, jobs=jobs, cell_timeout=args.cell_timeout, timeout=args.timeout)
+    # Probed once per run; OUT and the submissions are never bound into a child's tree.
+    found = sandbox.detect(args.no_sandbox, mode == "gpu", hide=(out.resolve(), args.submissions.resolve()))
+    settings.sandbox = found if found.kind else None
+    box = found.describe()
+    manifest.update(mode=mode, jobs=jobs, cell_timeout=args.cell_timeout, timeout=args.timeout, sandbox=box)
     atomic_write(out / "run.json", json.dumps(manifest, indent=1))
     max_points, warnings = point_table(course, args.points)
 
@@ -250,7 +259,7 @@ def run(args) -> int:
     report.write_feedback(out, ordered, max_points)
     problems = sorted({r["grader_problem"] for r in ordered if r.get("grader_problem")})
     warnings += [f"course problem: {p}" for p in problems]
-    print(report.summary(ordered, max_points, out, time.monotonic() - started, warnings))
+    print(report.summary(ordered, max_points, out, time.monotonic() - started, warnings, box))
     return 1 if failed or problems else 0
 
 

@@ -4,7 +4,9 @@ its signed results, and turn crashes, timeouts and damaged files into per-exerci
 Containment: the child runs in its own session (``killpg`` reaches whatever it starts), with
 a minimal environment (no instructor secrets), stdin from the job only, stdout+stderr into a
 pipe of which only the head and the tail are kept, a per-cell timer inside and a per-notebook
-wall clock outside. After a hard crash or a kill in cell N, the notebook is run once more
+wall clock outside; where the system offers namespaces, inside the sandbox of ``sandbox.py``
+(the working folder is bound at its own path, so the results file and pictures travel as they do
+without one). After a hard crash or a kill in cell N, the notebook is run once more
 without cell N, so one broken cell does not cost every later exercise.
 """
 
@@ -32,6 +34,7 @@ from .records import (
     TAIL_BYTES,
     collect,
     finish,
+    open_regular,
     output_text,
     read_results,
 )
@@ -91,6 +94,7 @@ class Settings:
     retries: int = 1  # extra runs that skip a cell which crashed or hung the notebook
     memory_mb: int = 0
     mode: str = "cpu"  # "cpu" or "gpu" for the children
+    sandbox: object = None  # a sandbox.Sandbox; None: no sandbox (library callers, tests)
 
 
 @dataclass
@@ -238,20 +242,25 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None) -> 
     results.write_bytes(b"")
     key = secrets.token_bytes(32)
     payload = json.dumps({**job, "key": key.hex(), "results": str(results)}).encode()
+    argv = [
+        sys.executable,
+        "-I",
+        "-u",
+        "-c",
+        _BOOT.format(paths=[str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]),
+    ]
+    env = child_env(settings, workdir, gpu)
+    box = settings.sandbox
+    if box is not None:  # the same paths inside: the workdir is bound at its own name, writable
+        argv, env = box.wrap(argv, workdir), box.env(env, workdir)
     started = time.monotonic()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-I",
-            "-u",
-            "-c",
-            _BOOT.format(paths=[str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]),
-        ],
+        argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=workdir,
-        env=child_env(settings, workdir, gpu),
+        env=env,
         start_new_session=True,
     )
     with _LOCK:
@@ -268,6 +277,8 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None) -> 
     attempt.returncode, attempt.killed, attempt.stuck = _watch(proc, results, key, settings, started)
     _kill_group(proc)
     attempt.returncode = proc.wait() if attempt.returncode is None else attempt.returncode
+    if box is not None:
+        attempt.returncode = box.returncode(attempt.returncode)
     with _LOCK:
         _RUNNING.discard(proc)
     if STOP.is_set():
@@ -305,7 +316,7 @@ def _watch(proc, results: Path, key: bytes, settings: Settings, started: float):
         chunk = b""
         if offset <= MAX_RESULTS_BYTES:  # past the cap: only the notebook's wall clock still applies
             try:
-                with open(results, "rb") as f:
+                with open_regular(results) as f:
                     f.seek(offset)
                     chunk = f.read(WATCH_CHUNK)
             except OSError:
@@ -401,7 +412,11 @@ def grade_submission(
         if not attempt.killed and not any(m.get("type") == "ready" for m in attempt.lines):
             # Nothing of the student's ran (no "ready"): a start-up failure of the machine, not of the
             # notebook, so one more start is fair and costs nothing when the notebook is the cause.
-            attempt, restarted = run_child(child_job, workdir / "again", settings, gpu), True
+            # A sibling, not a subfolder: the first child could have put a link where it would go.
+            again = scratch / f"run{run}-again"
+            (again / "pictures").mkdir(parents=True, exist_ok=True)
+            child_job = {**child_job, "pictures": str(again / "pictures")}
+            attempt, restarted = run_child(child_job, again, settings, gpu), True
         failure = attempt.failure(settings.timeout)
         phase = attempt.last_phase
         where = ""

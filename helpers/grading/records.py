@@ -7,7 +7,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import shutil
+import stat
 import time
 from pathlib import Path
 
@@ -30,12 +32,22 @@ def verified(line: bytes, key: bytes):
     return None
 
 
+def open_regular(path: Path):
+    """Open the child's results file for reading, refusing a link, a pipe or a device the child
+    put in its place (a pipe would block the grader forever; a link could point anywhere)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    return os.fdopen(fd, "rb")
+
+
 def read_results(path: Path, key: bytes) -> tuple[list, int, str | None]:
     """The child's messages whose signature checks out, how many lines did not, and why reading
     stopped early (None when the whole file was read). Memory stays bounded whatever the file holds."""
     good, forged, read, lines = [], 0, 0, 0
     try:
-        f = open(path, "rb")  # noqa: SIM115 - closed below
+        f = open_regular(path)
     except OSError:
         return [], 0, None
     with f:

@@ -181,7 +181,7 @@ def write_feedback(out: Path, records: list, max_points: dict, student: str | No
             atomic_write(out / "feedback" / name / "feedback.md", feedback(recs, max_points))
 
 
-def summary(records: list, max_points: dict, out: Path, seconds: float, warnings: list) -> str:
+def summary(records: list, max_points: dict, out: Path, seconds: float, warnings: list, sandbox: str = "") -> str:
     rows = scored(records, max_points)
     per_ex = defaultdict(lambda: defaultdict(int))
     for r in rows:
@@ -189,6 +189,7 @@ def summary(records: list, max_points: dict, out: Path, seconds: float, warnings
     lines = [
         "",
         f"Graded {len(records)} submission(s) of {len({r['student'] for r in records})} student(s) in {seconds:.1f} s.",
+        *([sandbox] if sandbox else []),
         "",
     ]
     cols = ["passed", "failed", "error", "not_attempted", "unchecked", "not_graded", "tampering"]

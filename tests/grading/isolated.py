@@ -28,6 +28,15 @@ elif {mode!r} == "restart":
             return execute.Attempt(skip=[], returncode=0)  # exited, said nothing: never started
         return real(job, workdir, settings, gpu)
     execute.run_child = flaky
+elif {mode!r} in ("unsandboxed", "unshare"):  # as on a machine without bwrap (and without unshare)
+    from helpers.grading import sandbox
+    real_detect = sandbox.detect
+    missing = {{"bwrap": "/nonexistent/bwrap", "unshare": "/nonexistent/unshare"}}
+    if {mode!r} == "unshare":
+        missing.pop("unshare")
+    def detect(*a, **k):
+        return real_detect(*a, **{{**k, **missing}})
+    sandbox.detect = detect
 elif {mode!r} == "never":
     def never(job, workdir, settings, gpu):
         calls.append(str(workdir))
@@ -39,16 +48,17 @@ sys.exit(rc)
 """
 
 
-def run_cli(mode: str, argv: list, timeout: float = 400) -> tuple[int, int, str]:
-    """(exit code, how many times run_child was called under the patch, stderr)."""
+def run_cli(mode: str, argv: list, timeout: float = 400, cwd=None, env=None, stdout=False):
+    """(exit code, how many times run_child was called under the patch, stderr[, stdout])."""
     code = DRIVER.format(root=str(ROOT), tests=str(ROOT / "tests"), mode=mode)
-    env = {**os.environ, "COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1"}
+    env = {**os.environ, **(env or {}), "COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1"}
     r = subprocess.run(
         [sys.executable, "-c", code, json.dumps([str(a) for a in argv])],
         capture_output=True,
         text=True,
         timeout=timeout,
         env=env,
+        cwd=cwd,
     )
     calls = next((int(line.split()[1]) for line in r.stdout.splitlines() if line.startswith("CALLS ")), -1)
-    return r.returncode, calls, r.stderr
+    return (r.returncode, calls, r.stderr, r.stdout) if stdout else (r.returncode, calls, r.stderr)
