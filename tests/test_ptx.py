@@ -119,6 +119,32 @@ def test_shared_reduction_with_barriers():
     assert not r.divergent
 
 
+DYNAMIC = r"""
+__device__ int calls;
+extern "C" __global__ void dyn_sum(const int* x, int* out) {
+  extern __shared__ int s[];
+  int t = threadIdx.x;
+  s[t] = x[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (t < k) s[t] += s[t + k];
+    __syncthreads();
+  }
+  if (t == 0) { out[blockIdx.x] = s[0]; atomicAdd(&calls, 1); }
+}
+"""
+
+
+def test_first_module_level_declaration_is_not_lost():
+    """NVRTC puts `.extern .shared s[]` (and __device__ globals) right after `.version/.target/.address_size`,
+    which end without ';': the parser once glued them to those directives and dropped them."""
+    for src in (DYNAMIC, DYNAMIC.replace("__device__ int calls;\n", "").replace(" atomicAdd(&calls, 1);", "")):
+        x = np.arange(128, dtype=np.int32)
+        out = np.zeros(2, np.int32)
+        run(src, "dyn_sum", 2, 64, (x, out), shared_bytes=64 * 4)
+        np.testing.assert_array_equal(out, x.reshape(2, 64).sum(1))
+
+
 def _same_epoch_conflicts(r, aid):
     a, idx, kind, gtid, epoch, _ = r.table
     m = a == aid
