@@ -416,3 +416,32 @@ def test_dynamic_extern_shared():
 def test_printf_is_captured_in_thread_order():
     r = run(MISC, "hello", 1, 3, (np.array([1.5, 2.25, -3], np.float32),))
     assert r.printed == ["thread 0 sees 1.50\n", "thread 1 sees 2.25\n", "thread 2 sees -3.00\n"]
+
+
+ISA_FLOAT = r"""
+extern "C" __global__ void isa_float(const float* a, const float* b, float* out, int n) {
+  int i = threadIdx.x;
+  if (i < n) {
+    out[i] = fminf(a[i], b[i]);
+    out[n + i] = fmaxf(a[i], b[i]);
+    out[2 * n + i] = __fdividef(a[i], b[i]);
+  }
+}
+"""
+
+
+def test_min_max_canonical_nan_and_div_approx_of_huge_divisors():
+    """PTX ISA: min/max of two NaNs is the canonical NaN (0x7fffffff); div.approx.f32 with
+    2^126 < |b| < 2^128 is 0, or NaN when a is infinite."""
+    nan_a = np.array([0x7FC00001], np.uint32).view(np.float32)[0]
+    nan_b = np.array([0xFFC00002], np.uint32).view(np.float32)[0]
+    a = np.array([nan_a, nan_a, 1.0, 1.0, -3.0, np.inf, 6.0], np.float32)
+    b = np.array([nan_b, 2.0, 2.0**127, -(2.0**127), 3e38, 2.0**127, 2.0], np.float32)
+    out = np.zeros(3 * len(a), np.float32)
+    run(ISA_FLOAT, "isa_float", 1, 32, (a, b, out, np.int32(len(a))))
+    mn, mx, q = out.reshape(3, -1)
+    assert mn.view(np.uint32)[0] == 0x7FFFFFFF and mx.view(np.uint32)[0] == 0x7FFFFFFF
+    assert mn[1] == 2.0 and mx[1] == 2.0
+    np.testing.assert_array_equal(q[[2, 3, 4, 6]], np.array([0.0, -0.0, -0.0, 3.0], np.float32))
+    assert list(np.signbit(q[[2, 3, 4]])) == [False, True, True]
+    assert np.isnan(q[5])
