@@ -445,3 +445,25 @@ def test_min_max_canonical_nan_and_div_approx_of_huge_divisors():
     np.testing.assert_array_equal(q[[2, 3, 4, 6]], np.array([0.0, -0.0, -0.0, 3.0], np.float32))
     assert list(np.signbit(q[[2, 3, 4]])) == [False, True, True]
     assert np.isnan(q[5])
+
+
+INT_TO_FLOAT = r"""
+extern "C" __global__ void i2f(const long long* x, double* d, float* f) {
+  int i = threadIdx.x;
+  d[i] = __ll2double_rz(x[i]); d[4 + i] = __ll2double_rd(x[i]); d[8 + i] = __ll2double_ru(x[i]);
+  f[i] = __ll2float_rz(x[i]);
+}
+"""
+
+
+def test_directed_int_to_float_rounds_the_integer_once():
+    """cvt.rz/rm/rp from 64-bit integers: 2^60 - 1 is not a double; rounding it to nearest first (as a float64
+    detour does) lands on 2^60 and the directed rounding then has nothing left to do."""
+    x = np.array([2**60 - 1, -(2**60 - 1), 2**53 + 1, 3], np.int64)
+    d, f = np.zeros(12), np.zeros(4, np.float32)
+    run(INT_TO_FLOAT, "i2f", 1, 4, (x, d, f))
+    below, above = np.nextafter(2.0**60, 0), 2.0**60
+    np.testing.assert_array_equal(d[:4], [below, -below, 2.0**53, 3.0])
+    np.testing.assert_array_equal(d[4:8], [below, -above, 2.0**53, 3.0])
+    np.testing.assert_array_equal(d[8:], [above, -below, 2.0**53 + 2, 3.0])
+    assert f[0] == np.nextafter(np.float32(2.0**60), np.float32(0)) and f[3] == 3.0

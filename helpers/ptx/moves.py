@@ -40,6 +40,22 @@ def _float_to_int(x, D, mode):
     return np.where(big, D.type(info.max), out).astype(D)
 
 
+def _int_directed(x, r, mode):
+    """Integers rounded to nearest as `r`, moved one ulp where the mode rounds the other way. Exact in
+    Python ints: going through float64 first would round 64-bit integers twice."""
+    x = np.atleast_1d(x)
+    r = np.atleast_1d(r).copy()
+    for i, (v, f) in enumerate(zip(x.tolist(), r.tolist())):
+        if not np.isfinite(f) or int(f) == v:  # cvt of a 64-bit int never overflows f32/f64
+            continue
+        down = mode == "rm" or (mode == "rz" and v > 0)
+        if down and int(f) > v:
+            r[i] = np.nextafter(r[i], r.dtype.type(-np.inf))
+        elif not down and int(f) < v:
+            r[i] = np.nextafter(r[i], r.dtype.type(np.inf))
+    return r
+
+
 @op("cvt")
 def _cvt(ins, cx):
     types = [p for p in ins.parts[1:] if p in DTYPES]
@@ -62,10 +78,9 @@ def _cvt(ins, cx):
             else:
                 r = x.astype(D)
         elif D.kind == "f":  # int -> float
-            if D == F32 and mode in ("rz", "rm", "rp"):
-                r = to_f32(x.astype(np.float64), mode)
-            else:
-                r = x.astype(D)
+            r = x.astype(D)
+            if mode in ("rz", "rm", "rp"):
+                r = _int_directed(x, r, mode)
         elif Sr.kind == "f":
             r = _float_to_int(x, D, mode)
         else:  # int -> int: wrap, or clamp with .sat
