@@ -467,3 +467,32 @@ def test_directed_int_to_float_rounds_the_integer_once():
     np.testing.assert_array_equal(d[4:8], [below, -above, 2.0**53, 3.0])
     np.testing.assert_array_equal(d[8:], [above, -below, 2.0**53 + 2, 3.0])
     assert f[0] == np.nextafter(np.float32(2.0**60), np.float32(0)) and f[3] == 3.0
+
+
+DIRECTED_EDGES = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void edges(const float* x, float* f, __half* h) {
+  int i = threadIdx.x;
+  f[i] = __fadd_rd(x[i], -x[i]);
+  f[4 + i] = __fmaf_rd(x[i], 1.0f, -x[i]);
+  f[8 + i] = __fadd_rd(0.0f, x[i] * 0.0f);
+  h[i] = __float2half_rz(x[i] * 70000.0f); h[4 + i] = __float2half_rd(x[i] * 1.0001f); h[8 + i] = __float2half_ru(x[i]);
+}
+"""
+
+
+def test_directed_rounding_zero_signs_and_half_narrowing():
+    """IEEE 754 in round-down: x + (-x) is -0.0 (+0 + +0 stays +0); cvt.rz/rm/rp.f16.f32 honour the mode,
+    overflow included (rz of 70000 is 65504, not inf)."""
+    from ptx_corpus.replay import fp16_include
+
+    x = np.array([1.5, -3.0, 1.0, 0.1], np.float32)
+    f, h = np.zeros(12, np.float32), np.zeros(12, np.float16)
+    run(DIRECTED_EDGES, "edges", 1, 4, (x, f, h), options=(f"-I{fp16_include()}",))
+    assert np.all(f[:8] == 0) and np.all(np.signbit(f[:8]))
+    assert list(np.signbit(f[8:])) == [False, True, False, False]  # +0 + (x * +0): -0 only where x < 0
+    np.testing.assert_array_equal(h[:3], [65504, -65504, 65504])
+    hi = x.astype(np.float64)
+    lo = (x * np.float32(1.0001)).astype(np.float64)
+    assert np.all(h[4:8] <= lo) and np.all(np.nextafter(h[4:8], np.float16(np.inf)) > lo)  # rd: largest below
+    assert np.all(h[8:] >= hi) and np.all(np.nextafter(h[8:], np.float16(-np.inf)) < hi)  # ru: smallest above

@@ -107,9 +107,17 @@ def _directed(ins, T, f64fun, exact_err=None):
     def f(*xs):
         xs = [np.asarray(x, np.float64) for x in xs]
         s, e = exact_err(*xs) if exact_err else (f64fun(*xs), None)
-        return to_f32(s, mode, e)
+        r = to_f32(s, mode, e)
+        return _sum_zero_sign(r, *xs) if exact_err and mode == "rm" else r
 
     return f
+
+
+def _sum_zero_sign(r, a, b):
+    """IEEE 754: an exact zero sum is -0 when rounding toward -inf, unless both addends are +0
+    (float64 arithmetic, which rounds to nearest, gives +0)."""
+    zero = (r == 0) & ~((a == 0) & (b == 0) & ~np.signbit(a) & ~np.signbit(b))
+    return np.where(zero, np.float32(-0.0), r).astype(np.float32) if np.any(zero) else r
 
 
 @op("add", "sub")
@@ -180,8 +188,10 @@ def _mad(ins, cx):
 
     def fma32(a, b, c):  # the product of two floats is exact in float64; one error term left
         p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
-        s, e = two_sum(p, np.asarray(c, np.float64))
-        return to_f32(s, mode, e)
+        c = np.asarray(c, np.float64)
+        s, e = two_sum(p, c)
+        r = to_f32(s, mode, e)
+        return _sum_zero_sign(r, p, c) if mode == "rm" else r
 
     return _generic(ins, cx, fma32, 3)
 
