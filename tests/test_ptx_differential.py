@@ -31,7 +31,8 @@ HOW = (
 
 @functools.cache
 def _load(path):
-    return load_results(path)[0]
+    data, meta = load_results(path)
+    return data, meta
 
 
 def gpu_results():
@@ -39,7 +40,22 @@ def gpu_results():
     path = Path(os.environ.get("PTX_DIFF_RESULTS", RESULTS))  # another run's results, to check them before installing
     if not path.exists():
         pytest.fail(f"No GPU results for the differential corpus ({path} is missing): {HOW}.")
-    return _load(path)
+    return _load(path)[0]
+
+
+def _versions_note():
+    """Where the stored results came from, next to what compiles here: a different NVRTC may emit other PTX."""
+    path = Path(os.environ.get("PTX_DIFF_RESULTS", RESULTS))
+    meta = _load(path)[1] if path.exists() else {}
+    gpu = meta.get("gpu", {}).get("name", "?")
+    there = meta.get("versions", {}).get("nvrtc", "?")
+    return f"GPU results from {gpu} ({meta.get('date', '?')}, NVRTC {there}; here NVRTC {versions_here()})"
+
+
+def versions_here():
+    from ptx_corpus.replay import nvrtc_version
+
+    return ".".join(map(str, nvrtc_version()))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -60,7 +76,7 @@ def test_interpreter_matches_gpu(case):
     verdicts = judge(case, gpu, outs)
     assert set(verdicts) == set(case.outputs), f"{case.name}: outputs missing from the GPU results: {HOW}."
     bad = {k: f"{v.bad} element(s) differ; first {v.first}" for k, v in verdicts.items() if not v.ok}
-    assert not bad, f"{case.name} (tolerance {case.ulps} ulps, nan={case.nan!r}): {bad}"
+    assert not bad, f"{case.name} (tolerance {case.ulps} ulps, nan={case.nan!r}): {bad}; {_versions_note()}"
 
 
 # -- the corpus itself

@@ -206,10 +206,10 @@ def entry(case, gpu_status, cpu, gpu_outs):
         row["result"] = (
             "match" if all(v.ok for v in verdicts.values()) and len(verdicts) == len(case.outputs) else "MISMATCH"
         )
+    elif gpu_status[0] != "ok":  # every case must run on the GPU, refused ones too (their results wait there)
+        row["result"] = f"GPU {gpu_status[0]}"
     elif status == "refused":
         row["result"] = "refused" if case.refused else "REFUSED (unexpected)"
-    elif gpu_status[0] != "ok":
-        row["result"] = f"GPU {gpu_status[0]}"
     else:
         row["result"] = f"interpreter {status}"
     return row
@@ -294,6 +294,10 @@ def _tol(r):
     return f"{t}" + (f" or {a:.2g} abs" if a else "")
 
 
+def _cuda_version(v):
+    return f"{v // 1000}.{v % 1000 // 10}" if isinstance(v, int) else "?"
+
+
 def write_doc(record, path: Path):
     gpu, v, s = record.get("gpu") or {}, record["versions"], record["summary"]
     lines = [
@@ -307,7 +311,7 @@ def write_doc(record, path: Path):
         "",
         f"- **Date:** {record['date']}",
         f"- **GPU:** {gpu.get('name', 'none')} (compute capability {gpu.get('compute_capability', '?')}), "
-        f"driver CUDA {gpu.get('driver_version', '?')}, runtime {gpu.get('runtime_version', '?')}",
+        f"driver CUDA {_cuda_version(gpu.get('driver_version'))}, runtime {_cuda_version(gpu.get('runtime_version'))}",
         "- **Versions:** " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- **Result:** {s['match']} of {s['cases']} cases match, {s['refused']} refused by the interpreter as "
         f"expected, {s['bad']} need attention" + (f" ({', '.join(s['bad_cases'])})" if s["bad_cases"] else ""),
