@@ -80,16 +80,16 @@ def gpu_worker(work: Path) -> int:
         inputs = case.inputs()
         opts = ("-lineinfo", *nvrtc_options(case))
         try:
-            ptx = cuda_c.compile(case.source, target="ptx", arch=f"sm_{cc}", options=opts)
             cubin = cuda_c.compile(case.source, target="cubin", arch=f"sm_{cc}", options=opts)
+            ptx = cuda_c.compile(case.source, target="ptx", arch=f"sm_{cc}", options=opts)
+            entry = next(e for e in cuda_c.entry_points(ptx) if e == case.kernel or demangle(e) == case.kernel)
         except Exception as e:  # noqa: BLE001
             print(f"DONE {name} compile-error {json.dumps(str(e)[:300])}", file=log)
             continue
-        mangled = [e for e in cuda_c.entry_points(ptx) if demangle(e) == case.kernel or e == case.kernel]
         try:
             path = work / f"{name}.cubin"
             path.write_bytes(cubin)
-            fn = cp.RawModule(path=str(path)).get_function(mangled[0])
+            fn = cp.RawModule(path=str(path)).get_function(entry)  # mangled unless extern "C"
             args = [cp.asarray(v) if isinstance(v, np.ndarray) else v for v in inputs.values()]
             t = time.perf_counter()
             fn(dims(case.grid), dims(case.block), tuple(args), shared_mem=case.shared_bytes)
