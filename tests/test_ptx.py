@@ -119,6 +119,32 @@ def test_shared_reduction_with_barriers():
     assert not r.divergent
 
 
+DYNAMIC = r"""
+__device__ int calls;
+extern "C" __global__ void dyn_sum(const int* x, int* out) {
+  extern __shared__ int s[];
+  int t = threadIdx.x;
+  s[t] = x[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (t < k) s[t] += s[t + k];
+    __syncthreads();
+  }
+  if (t == 0) { out[blockIdx.x] = s[0]; atomicAdd(&calls, 1); }
+}
+"""
+
+
+def test_first_module_level_declaration_is_not_lost():
+    """NVRTC puts `.extern .shared s[]` (and __device__ globals) right after `.version/.target/.address_size`,
+    which end without ';': the parser once glued them to those directives and dropped them."""
+    for src in (DYNAMIC, DYNAMIC.replace("__device__ int calls;\n", "").replace(" atomicAdd(&calls, 1);", "")):
+        x = np.arange(128, dtype=np.int32)
+        out = np.zeros(2, np.int32)
+        run(src, "dyn_sum", 2, 64, (x, out), shared_bytes=64 * 4)
+        np.testing.assert_array_equal(out, x.reshape(2, 64).sum(1))
+
+
 def _same_epoch_conflicts(r, aid):
     a, idx, kind, gtid, epoch, _ = r.table
     m = a == aid
@@ -429,3 +455,83 @@ def test_syncwarp_orders_a_shared_memory_warp_reduction():
     t = trace(WARP_SUM, "wsum_unsynced", 1, 32, x, np.zeros(1, np.float32))
     race = [v for v in t.verdicts if v.kind == "race"]
     assert race and "a __syncwarp() would order them too" in race[0].message
+
+
+ISA_FLOAT = r"""
+extern "C" __global__ void isa_float(const float* a, const float* b, float* out, int n) {
+  int i = threadIdx.x;
+  if (i < n) {
+    out[i] = fminf(a[i], b[i]);
+    out[n + i] = fmaxf(a[i], b[i]);
+    out[2 * n + i] = __fdividef(a[i], b[i]);
+  }
+}
+"""
+
+
+def test_min_max_canonical_nan_and_div_approx_of_huge_divisors():
+    """PTX ISA: min/max of two NaNs is the canonical NaN (0x7fffffff); div.approx.f32 with
+    2^126 < |b| < 2^128 is 0, or NaN when a is infinite."""
+    nan_a = np.array([0x7FC00001], np.uint32).view(np.float32)[0]
+    nan_b = np.array([0xFFC00002], np.uint32).view(np.float32)[0]
+    a = np.array([nan_a, nan_a, 1.0, 1.0, -3.0, np.inf, 6.0], np.float32)
+    b = np.array([nan_b, 2.0, 2.0**127, -(2.0**127), 3e38, 2.0**127, 2.0], np.float32)
+    out = np.zeros(3 * len(a), np.float32)
+    run(ISA_FLOAT, "isa_float", 1, 32, (a, b, out, np.int32(len(a))))
+    mn, mx, q = out.reshape(3, -1)
+    assert mn.view(np.uint32)[0] == 0x7FFFFFFF and mx.view(np.uint32)[0] == 0x7FFFFFFF
+    assert mn[1] == 2.0 and mx[1] == 2.0
+    np.testing.assert_array_equal(q[[2, 3, 4, 6]], np.array([0.0, -0.0, -0.0, 3.0], np.float32))
+    assert list(np.signbit(q[[2, 3, 4]])) == [False, True, True]
+    assert np.isnan(q[5])
+
+
+INT_TO_FLOAT = r"""
+extern "C" __global__ void i2f(const long long* x, double* d, float* f) {
+  int i = threadIdx.x;
+  d[i] = __ll2double_rz(x[i]); d[4 + i] = __ll2double_rd(x[i]); d[8 + i] = __ll2double_ru(x[i]);
+  f[i] = __ll2float_rz(x[i]);
+}
+"""
+
+
+def test_directed_int_to_float_rounds_the_integer_once():
+    """cvt.rz/rm/rp from 64-bit integers: 2^60 - 1 is not a double; rounding it to nearest first (as a float64
+    detour does) lands on 2^60 and the directed rounding then has nothing left to do."""
+    x = np.array([2**60 - 1, -(2**60 - 1), 2**53 + 1, 3], np.int64)
+    d, f = np.zeros(12), np.zeros(4, np.float32)
+    run(INT_TO_FLOAT, "i2f", 1, 4, (x, d, f))
+    below, above = np.nextafter(2.0**60, 0), 2.0**60
+    np.testing.assert_array_equal(d[:4], [below, -below, 2.0**53, 3.0])
+    np.testing.assert_array_equal(d[4:8], [below, -above, 2.0**53, 3.0])
+    np.testing.assert_array_equal(d[8:], [above, -below, 2.0**53 + 2, 3.0])
+    assert f[0] == np.nextafter(np.float32(2.0**60), np.float32(0)) and f[3] == 3.0
+
+
+DIRECTED_EDGES = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void edges(const float* x, float* f, __half* h) {
+  int i = threadIdx.x;
+  f[i] = __fadd_rd(x[i], -x[i]);
+  f[4 + i] = __fmaf_rd(x[i], 1.0f, -x[i]);
+  f[8 + i] = __fadd_rd(0.0f, x[i] * 0.0f);
+  h[i] = __float2half_rz(x[i] * 70000.0f); h[4 + i] = __float2half_rd(x[i] * 1.0001f); h[8 + i] = __float2half_ru(x[i]);
+}
+"""
+
+
+def test_directed_rounding_zero_signs_and_half_narrowing():
+    """IEEE 754 in round-down: x + (-x) is -0.0 (+0 + +0 stays +0); cvt.rz/rm/rp.f16.f32 honour the mode,
+    overflow included (rz of 70000 is 65504, not inf)."""
+    from ptx_corpus.replay import fp16_include
+
+    x = np.array([1.5, -3.0, 1.0, 0.1], np.float32)
+    f, h = np.zeros(12, np.float32), np.zeros(12, np.float16)
+    run(DIRECTED_EDGES, "edges", 1, 4, (x, f, h), options=(f"-I{fp16_include()}",))
+    assert np.all(f[:8] == 0) and np.all(np.signbit(f[:8]))
+    assert list(np.signbit(f[8:])) == [False, True, False, False]  # +0 + (x * +0): -0 only where x < 0
+    np.testing.assert_array_equal(h[:3], [65504, -65504, 65504])
+    hi = x.astype(np.float64)
+    lo = (x * np.float32(1.0001)).astype(np.float64)
+    assert np.all(h[4:8] <= lo) and np.all(np.nextafter(h[4:8], np.float16(np.inf)) > lo)  # rd: largest below
+    assert np.all(h[8:] >= hi) and np.all(np.nextafter(h[8:], np.float16(-np.inf)) < hi)  # ru: smallest above

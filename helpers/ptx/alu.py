@@ -11,7 +11,9 @@ Why each rule is what it is (all from the PTX ISA):
     float64 and rounded once: at most 0.5 ulp from the true value, while the GPU's hardware
     approximations are within a few ulp (2 ulp for ex2/rsqrt; sin/cos absolute 2^-20.5).
     Compare such results with a tolerance of a few float32 ulps.
-  * float min/max return the non-NaN operand (NaN only if both are); `.NaN` propagates NaN.
+  * float min/max return the non-NaN operand, the canonical NaN (0x7fffffff) if both are NaN; with
+    `.NaN`, the canonical NaN if either is.
+  * `div.approx.f32` with 2^126 < |b| < 2^128 gives 0 (NaN for an infinite a), as the ISA states.
 """
 
 from __future__ import annotations
@@ -105,9 +107,17 @@ def _directed(ins, T, f64fun, exact_err=None):
     def f(*xs):
         xs = [np.asarray(x, np.float64) for x in xs]
         s, e = exact_err(*xs) if exact_err else (f64fun(*xs), None)
-        return to_f32(s, mode, e)
+        r = to_f32(s, mode, e)
+        return _sum_zero_sign(r, *xs) if exact_err and mode == "rm" else r
 
     return f
+
+
+def _sum_zero_sign(r, a, b):
+    """IEEE 754: an exact zero sum is -0 when rounding toward -inf, unless both addends are +0
+    (float64 arithmetic, which rounds to nearest, gives +0)."""
+    zero = (r == 0) & ~((a == 0) & (b == 0) & ~np.signbit(a) & ~np.signbit(b))
+    return np.where(zero, np.float32(-0.0), r).astype(np.float32) if np.any(zero) else r
 
 
 @op("add", "sub")
@@ -178,8 +188,10 @@ def _mad(ins, cx):
 
     def fma32(a, b, c):  # the product of two floats is exact in float64; one error term left
         p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
-        s, e = two_sum(p, np.asarray(c, np.float64))
-        return to_f32(s, mode, e)
+        c = np.asarray(c, np.float64)
+        s, e = two_sum(p, c)
+        r = to_f32(s, mode, e)
+        return _sum_zero_sign(r, p, c) if mode == "rm" else r
 
     return _generic(ins, cx, fma32, 3)
 
@@ -227,7 +239,20 @@ def _div(ins, cx):
         return _generic(ins, cx, _idiv(T, False), 2)
     if _mode(ins) not in ("", "rn") and T == F32:
         return _generic(ins, cx, _directed(ins, T, np.divide), 2)
-    return _generic(ins, cx, np.divide, 2)  # .rn, .full and .approx: correctly rounded here
+    if "approx" in ins.parts and T == F32:
+        return _generic(ins, cx, _div_approx, 2)
+    return _generic(ins, cx, np.divide, 2)  # .rn and .full: correctly rounded here
+
+
+def _div_approx(a, b):
+    """div.approx.f32 is a * (1/b): for 2^126 < |b| < 2^128 the ISA says the result is 0, or NaN when a is
+    infinite (the reciprocal underflows); elsewhere the quotient, correctly rounded here (GPU: 2 ulp)."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    huge = np.isfinite(b) & (np.abs(b) > np.float32(2.0**126))
+    if not huge.any():
+        return np.divide(a, b)
+    zero = np.copysign(np.zeros_like(b), b)  # 1/b underflowed to a zero of b's sign
+    return np.where(huge, a * zero, np.divide(a, b)).astype(a.dtype)
 
 
 @op("rem")
@@ -245,6 +270,13 @@ def _neg(ins, cx):
     return _generic(ins, cx, np.negative, 1)
 
 
+def canonical_nan(dt):
+    """The PTX ISA's canonical NaN: all exponent and mantissa bits set, sign clear (0x7fffffff for .f32)."""
+    dt = np.dtype(dt)
+    u = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
+    return np.array([np.iinfo(u).max >> 1], u).view(dt)[0]
+
+
 def _fminmax(is_min, nan):
     def f(a, b):
         a, b = np.asarray(a), np.asarray(b)
@@ -253,7 +285,8 @@ def _fminmax(is_min, nan):
         pick_a = (a < b) if is_min else (a > b)
         pick_a = pick_a | ((a == b) & first) | np.isnan(b)
         r = np.where(pick_a, a, b)
-        return np.where(np.isnan(a) | np.isnan(b), np.nan, r).astype(a.dtype) if nan else r
+        both = (np.isnan(a) | np.isnan(b)) if nan else (np.isnan(a) & np.isnan(b))
+        return np.where(both, canonical_nan(a.dtype), r).astype(a.dtype)
 
     return f
 

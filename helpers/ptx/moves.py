@@ -40,6 +40,35 @@ def _float_to_int(x, D, mode):
     return np.where(big, D.type(info.max), out).astype(D)
 
 
+def _narrow_directed(x, r, mode):
+    """`r`, x rounded to nearest in a narrower float, moved one ulp where the mode rounds the other way
+    (overflow included: rz and rm of a too-large positive value give the largest finite number)."""
+    x64, r64 = np.asarray(x, np.float64), np.asarray(r).astype(np.float64)
+    if mode == "rz":
+        move, toward = np.abs(r64) > np.abs(x64), np.zeros_like(r)
+    elif mode == "rm":
+        move, toward = r64 > x64, np.full_like(r, -np.inf)
+    else:
+        move, toward = r64 < x64, np.full_like(r, np.inf)
+    return np.where(move, np.nextafter(r, toward), r).astype(r.dtype)
+
+
+def _int_directed(x, r, mode):
+    """Integers rounded to nearest as `r`, moved one ulp where the mode rounds the other way. Exact in
+    Python ints: going through float64 first would round 64-bit integers twice."""
+    x = np.atleast_1d(x)
+    r = np.atleast_1d(r).copy()
+    for i, (v, f) in enumerate(zip(x.tolist(), r.tolist())):
+        if not np.isfinite(f) or int(f) == v:  # cvt of a 64-bit int never overflows f32/f64
+            continue
+        down = mode == "rm" or (mode == "rz" and v > 0)
+        if down and int(f) > v:
+            r[i] = np.nextafter(r[i], r.dtype.type(-np.inf))
+        elif not down and int(f) < v:
+            r[i] = np.nextafter(r[i], r.dtype.type(np.inf))
+    return r
+
+
 @op("cvt")
 def _cvt(ins, cx):
     types = [p for p in ins.parts[1:] if p in DTYPES]
@@ -61,11 +90,12 @@ def _cvt(ins, cx):
                 r = to_f32(x, mode or "rn")
             else:
                 r = x.astype(D)
+                if D.itemsize < Sr.itemsize and mode in ("rz", "rm", "rp"):  # to .f16 by __float2half_rz...
+                    r = _narrow_directed(x, r, mode)
         elif D.kind == "f":  # int -> float
-            if D == F32 and mode in ("rz", "rm", "rp"):
-                r = to_f32(x.astype(np.float64), mode)
-            else:
-                r = x.astype(D)
+            r = x.astype(D)
+            if mode in ("rz", "rm", "rp"):
+                r = _int_directed(x, r, mode)
         elif Sr.kind == "f":
             r = _float_to_int(x, D, mode)
         else:  # int -> int: wrap, or clamp with .sat

@@ -99,6 +99,8 @@ def _statements(text):
         if not skip and not depth and not "".join(buf).strip() and re.match(r"\.(loc|file)\s", s):
             yield (s[1:5].strip(), s)
             continue
+        if not skip and not depth and not "".join(buf).strip() and re.match(r"\.(version|target|address_size)\s", s):
+            continue  # one-line directives without ';': left in the buffer they hid the next declaration
         for ch in line:
             if skip:
                 skip += {"{": 1, "}": -1}.get(ch, 0)
