@@ -318,3 +318,16 @@ def test_a_picture_linked_out_of_the_working_folder_is_not_copied(tmp_path):
     rec = {"exercises": [{"exercise": x, "picture": str(where / "run0" / "pictures" / f"{x}.png")} for x in "ab"]}
     records.copy_pictures(rec, tmp_path / "feedback", where)
     assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == ["b.png"]
+
+
+@needs_sandbox
+def test_in_gpu_mode_a_sandbox_where_cuda_does_not_start_is_not_used(monkeypatch):
+    """The H100 host ran nvidia-smi inside the user-namespace sandbox but cuInit returned 304 there:
+    detection must try the next mechanism, and say why when none starts CUDA."""
+    monkeypatch.setattr(sandbox, "_cuda_starts", lambda: True)
+    monkeypatch.setattr(sandbox, "_GPU_PROBE", "import sys; print(304, file=sys.stderr); sys.exit(6)")
+    box = sandbox.detect(gpu=True)
+    assert box.kind is None and "CUDA does not start inside (cuInit: 304)" in box.describe(), box.describe()
+    assert sandbox.detect(gpu=False).kind is not None  # CPU grading keeps its sandbox
+    monkeypatch.setattr(sandbox, "_GPU_PROBE", "import sys; sys.exit(0)")
+    assert sandbox.detect(gpu=True).kind is not None

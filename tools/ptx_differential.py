@@ -219,7 +219,9 @@ def gpu_main(out_dir: Path, only=()) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     all_cases = [c for c in cases() if not only or c.name in only]
     t0 = time.perf_counter()
-    work = Path(tempfile.mkdtemp(prefix="ptxdiff-", dir=out_dir))
+    # Work on the host's own disk, not in OUT_DIR: on the lent GPU host, .npz files written into
+    # its OUT folder came back with NUL bytes in their headers (zip writes seek back to patch them).
+    work = Path(tempfile.mkdtemp(prefix="ptxdiff-"))
     cpu = {}
     gpu_status, device, note = run_gpu_side([c.name for c in all_cases], work, lambda: interpret_all(all_cases, cpu))
     results, rows = {}, {}
@@ -246,7 +248,11 @@ def gpu_main(out_dir: Path, only=()) -> int:
     record["summary"] = summary(rows)
     results["__meta__"] = np.str_(json.dumps({k: record[k] for k in ("date", "gpu", "versions")}))
     if any(k != "__meta__" for k in results):
-        np.savez_compressed(out_dir / "gpu_results.npz", **results)
+        staged = work / "gpu_results.npz"
+        np.savez_compressed(staged, **results)
+        with np.load(staged) as z:  # read it back before it leaves this host
+            assert sorted(z.files) == sorted(results), "gpu_results.npz did not read back"
+        shutil.copyfile(staged, out_dir / "gpu_results.npz")
     (out_dir / "record.json").write_text(json.dumps(record, indent=1, default=str))
     write_doc(record, out_dir / "ptx-differential.md")
     shutil.rmtree(work, ignore_errors=True)

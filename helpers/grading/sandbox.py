@@ -190,15 +190,36 @@ def _seed_font_cache(src, dest: Path) -> None:
 
 
 _PROBE = "import os, sys; sys.exit(0 if os.getpid() < 10 and not os.path.exists({hidden!r}) else 5)"
+# In GPU mode the driver must start inside too: on the lent H100 host CUDA failed in a user
+# namespace (cuInit error 304) while nvidia-smi worked, so the next mechanism is tried.
+_GPU_PROBE = (
+    "import ctypes, sys\n"
+    "try:\n    r = ctypes.CDLL('libcuda.so.1').cuInit(0)\nexcept OSError as e:\n    r = str(e)\n"
+    "print(r, file=sys.stderr); sys.exit(0 if r == 0 else 6)"
+)
+
+
+def _cuda_starts() -> bool:
+    """Does CUDA start outside any sandbox (so a failure inside is the sandbox's)?"""
+    try:
+        r = subprocess.run([sys.executable, "-I", "-S", "-c", _GPU_PROBE], capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return r.returncode == 0
 
 
 def _probe(box: Sandbox) -> str | None:
     """None when Python starts inside ``box`` with its own PID space and without the checkout; else why not."""
     work = Path(tempfile.mkdtemp(prefix="grade-probe-")) / "work"
     work.mkdir()
+    probes = [_PROBE.format(hidden=str(ROOT / "solutions"))] + ([_GPU_PROBE] if box.gpu and _cuda_starts() else [])
     try:
-        argv = [sys.executable, "-I", "-S", "-c", _PROBE.format(hidden=str(ROOT / "solutions"))]
-        r = subprocess.run(box.wrap(argv, work), capture_output=True, text=True, timeout=60, env={"PATH": os.defpath})
+        for code in probes:
+            argv = [sys.executable, "-I", "-S", "-c", code]
+            env = {"PATH": os.defpath}
+            r = subprocess.run(box.wrap(argv, work), capture_output=True, text=True, timeout=60, env=env)
+            if r.returncode != 0:
+                break
     except (OSError, subprocess.SubprocessError) as e:
         return f"{type(e).__name__}: {e}"
     finally:
@@ -208,6 +229,8 @@ def _probe(box: Sandbox) -> str | None:
     lines = [ln.strip() for ln in r.stderr.splitlines() if ln.strip()]
     if r.returncode == 5:
         return "the checkout or the grader's processes were still visible inside"
+    if r.returncode == 6:
+        return f"CUDA does not start inside (cuInit: {lines[-1] if lines else '?'})"
     return lines[-1][:200] if lines else f"exit status {r.returncode}"
 
 
