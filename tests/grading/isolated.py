@@ -28,6 +28,20 @@ elif {mode!r} == "restart":
             return execute.Attempt(skip=[], returncode=0)  # exited, said nothing: never started
         return real(job, workdir, settings, gpu)
     execute.run_child = flaky
+elif {mode!r} == "gpus":
+    # Two fake GPUs: the grader places its workers as on a 2-GPU machine; each child's environment
+    # is logged as the grader made it, then the child runs on the simulator with that
+    # CUDA_VISIBLE_DEVICES still set, so its own device report says what it saw.
+    import os
+    cli.decide_mode = lambda wanted: ("gpu", ["0", "1"])
+    real_env = execute.child_env
+    def fake_env(settings, workdir, gpu):
+        env = real_env(settings, workdir, gpu)
+        with open(os.environ["FAKE_GPU_LOG"], "a") as f:
+            f.write(json.dumps({{"workdir": str(workdir), "visible": env.get("CUDA_VISIBLE_DEVICES")}}) + "\\n")
+        env.update(COURSE_MODE="cpu", NUMBA_ENABLE_CUDASIM="1")
+        return env
+    execute.child_env = fake_env
 elif {mode!r} == "never":
     def never(job, workdir, settings, gpu):
         calls.append(str(workdir))
@@ -39,16 +53,21 @@ sys.exit(rc)
 """
 
 
-def run_cli(mode: str, argv: list, timeout: float = 400) -> tuple[int, int, str]:
-    """(exit code, how many times run_child was called under the patch, stderr)."""
+def run(mode: str, argv: list, timeout: float = 400, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The grader's CLI in a fresh process under the patch named by ``mode``: its exit code, stdout, stderr."""
     code = DRIVER.format(root=str(ROOT), tests=str(ROOT / "tests"), mode=mode)
-    env = {**os.environ, "COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1"}
-    r = subprocess.run(
+    env = {**os.environ, "COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1", **(env or {})}
+    return subprocess.run(
         [sys.executable, "-c", code, json.dumps([str(a) for a in argv])],
         capture_output=True,
         text=True,
         timeout=timeout,
         env=env,
     )
+
+
+def run_cli(mode: str, argv: list, timeout: float = 400) -> tuple[int, int, str]:
+    """(exit code, how many times run_child was called under the patch, stderr)."""
+    r = run(mode, argv, timeout)
     calls = next((int(line.split()[1]) for line in r.stdout.splitlines() if line.startswith("CALLS ")), -1)
     return r.returncode, calls, r.stderr
