@@ -137,8 +137,8 @@ combine_argmax = FunctionExercise(
 
 
 class _PeerMatrix:
-    """What cudaDeviceCanAccessPeer(i, j) says on a machine of 2-4 GPUs: the diagonal is False (a
-    device is not its own peer), usually symmetric, sometimes one way only."""
+    """The notebook's peer table on a machine of 2-4 GPUs: deviceCanAccessPeer(i, j) for i != j, usually
+    symmetric, sometimes one way only; the diagonal is False (the notebook never asks a GPU about itself)."""
 
     def draw(self, rng):
         k = int(rng.integers(2, 5))
@@ -177,7 +177,8 @@ def _either_way(peer, src, dst):
 
 
 copy_route = FunctionExercise(
-    prompt="peer[i][j] is cp.cuda.runtime.deviceCanAccessPeer(i, j) for every pair of GPUs. Write "
+    prompt="peer[i][j] is cp.cuda.runtime.deviceCanAccessPeer(i, j) for every pair of different GPUs, and False "
+    "on the diagonal (peer[i][i]), as the notebook builds it. Write "
     "copy_route(peer, src, dst) returning how to copy an array from GPU src to GPU dst: 'local' when they are the "
     "same GPU, 'peer' (a direct copy, peer access enabled both ways) only when peer[src][dst] and peer[dst][src] "
     "are both True, else 'host' (staged through host memory).",
@@ -194,8 +195,8 @@ copy_route = FunctionExercise(
     mistakes=(
         (
             _diagonal_ignored,
-            "deviceCanAccessPeer(i, i) is False (a GPU is not its own peer), yet a copy within one GPU needs no "
-            "route at all: check src == dst first and return 'local'.",
+            "peer[i][i] is False (a GPU is not its own peer), yet a copy within one GPU needs no route at all: "
+            "check src == dst first and return 'local'.",
         ),
         (
             _one_way,
