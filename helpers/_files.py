@@ -38,3 +38,19 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def replace_section(path: Path, name: str, text: str, title: str = "") -> None:
+    """Put ``text`` between ``<!-- name:start -->`` and ``<!-- name:end -->`` in the Markdown file
+    ``path`` (appended when the markers are not there yet; the file is made with ``title`` when
+    missing), leaving the rest of the file as it was."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    path = Path(path)
+    old = path.read_text(encoding="utf-8") if path.exists() else (f"{title}\n" if title else "")
+    block = f"{start}\n{text.strip()}\n{end}"
+    if start in old and end in old.split(start, 1)[1]:
+        before, rest = old.split(start, 1)
+        new = before + block + rest.split(end, 1)[1]
+    else:
+        new = old.rstrip("\n") + ("\n\n" if old.strip() else "") + block + "\n"
+    atomic_write(path, new)

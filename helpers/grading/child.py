@@ -39,6 +39,7 @@ from .cells import (
     timed,
     transform,
 )
+from .devices import describe as describe_device
 
 
 class Runner:
@@ -335,6 +336,7 @@ def main():
     faulthandler.enable()  # a segfault prints where it happened into the captured output
     runner = Runner(job, emit)
     runner.bootstrap()
+    emit(describe_device())  # which GPU this process sees (the summary says which GPU graded what)
     emit({"type": "ready"})
     runner.run_cells([(c["index"], c["source"]) for c in job["cells"]])
     runner.grade_rest()

@@ -28,6 +28,7 @@ from pathlib import Path
 from .._files import atomic_write
 from . import execute, report, sandbox
 from .course import load_course
+from .devices import visible_devices
 from .execute import ROOT, Settings, grade_submission
 from .records import copy_pictures
 from .submissions import discover, unpack
@@ -115,8 +116,7 @@ def decide_mode(wanted: str) -> tuple[str, list]:
         if wanted == "gpu":
             raise GraderError(f"--mode gpu, but {env.MODE.reason}")
         return "cpu", []
-    visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
-    return "gpu", visible or [str(i) for i in range(max(env.MODE.info.count, 1))]
+    return "gpu", visible_devices(os.environ.get("CUDA_VISIBLE_DEVICES"), env.MODE.info.count)
 
 
 def point_table(course: dict, override: Path | None) -> tuple[dict, list]:
@@ -220,6 +220,8 @@ def run(args) -> int:
     settings.sandbox = found if found.kind else None
     box = found.describe()
     manifest.update(mode=mode, jobs=jobs, cell_timeout=args.cell_timeout, timeout=args.timeout, sandbox=box)
+    if mode == "gpu":
+        manifest["devices"] = devices[:jobs]
     atomic_write(out / "run.json", json.dumps(manifest, indent=1))
     max_points, warnings = point_table(course, args.points)
 
@@ -276,7 +278,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
         return 0
     progress = report.Progress(len(todo), sys.stderr)
     gpus = queue.Queue()
-    for d in devices or [None] * jobs:  # GPU mode: one token per GPU; CPU mode: one per worker
+    for d in devices[:jobs] or [None] * jobs:  # GPU mode: one token per GPU used; CPU mode: one per worker
         gpus.put(d)
     failed = 0
 
@@ -284,7 +286,10 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
         gpu = gpus.get()
         try:
             where = scratch / "runs" / f"{i:05d}"
+            started = time.time()
             rec = grade_submission(sub, nb, manifest["seeds"][sub.key], settings, where, gpu)
+            if gpu is not None and rec.get("runs"):  # a child ran on this GPU (a missing notebook runs nothing)
+                rec.update(gpu=gpu, started_at=round(started, 3), finished_at=round(time.time(), 3))
             copy_pictures(rec, out / "feedback" / sub.student, where)
             return rec
         finally:
@@ -310,7 +315,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
             ordered = sorted(records.values(), key=lambda r: (r["student"], r["notebook"]))
             report.write_tables(out, ordered, max_points, {k: v for k, v in manifest.items() if k != "seeds"})
             report.write_feedback(out, ordered, max_points, student=sub.student)
-            progress.update(sub.key, rec["outcome"])
+            progress.update(sub.key + (f" on GPU {rec['gpu']}" if rec.get("gpu") is not None else ""), rec["outcome"])
     except KeyboardInterrupt:
         # Ctrl-C: start nothing new, kill the running children, keep every record already written.
         execute.stop_all()

@@ -107,6 +107,8 @@ def collect(record, attempt, by_id, run, skip, first_line):
             record["cell_errors"].append(
                 {"cell": m["cell"] + 1, "error": m.get("error", ""), "first_line": first_line.get(m["cell"], "")}
             )
+        elif kind == "device" and "device" not in record:
+            record["device"] = {k: v for k, v in m.items() if k != "type"}
         elif kind == "tamper" and record["tamper"] is None:
             cell = m.get("cell")
             record["tamper"] = {"cell": None if cell is None else cell + 1, "what": m.get("what", [])}

@@ -14,6 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from .._files import atomic_write
+from .devices import summary_lines as gpu_lines
 
 STATUS_WORDS = {
     "passed": "passed",
@@ -215,6 +216,7 @@ def summary(records: list, max_points: dict, out: Path, seconds: float, warnings
             if rec.get("review"):
                 what.append("review: " + "; ".join(rec["review"][:3]))
             lines.append(f"  {rec['student']}/{rec['notebook']}: " + " | ".join(what))
+    lines += gpu_lines(records)
     for w in warnings:
         lines.append(f"WARNING: {w}")
     lines += ["", f"grades.csv, totals.csv, grades.json and feedback/<student>/feedback.md are in {out}"]

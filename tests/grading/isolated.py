@@ -37,6 +37,20 @@ elif {mode!r} in ("unsandboxed", "unshare"):  # as on a machine without bwrap (a
     def detect(*a, **k):
         return real_detect(*a, **{{**k, **missing}})
     sandbox.detect = detect
+elif {mode!r} == "gpus":
+    # Two fake GPUs: the grader places its workers as on a 2-GPU machine; each child's environment
+    # is logged as the grader made it, then the child runs on the simulator with that
+    # CUDA_VISIBLE_DEVICES still set, so its own device report says what it saw.
+    import os
+    cli.decide_mode = lambda wanted: ("gpu", ["0", "1"])
+    real_env = execute.child_env
+    def fake_env(settings, workdir, gpu):
+        env = real_env(settings, workdir, gpu)
+        with open(os.environ["FAKE_GPU_LOG"], "a") as f:
+            f.write(json.dumps({{"workdir": str(workdir), "visible": env.get("CUDA_VISIBLE_DEVICES")}}) + "\\n")
+        env.update(COURSE_MODE="cpu", NUMBA_ENABLE_CUDASIM="1")
+        return env
+    execute.child_env = fake_env
 elif {mode!r} == "never":
     def never(job, workdir, settings, gpu):
         calls.append(str(workdir))
@@ -48,11 +62,11 @@ sys.exit(rc)
 """
 
 
-def run_cli(mode: str, argv: list, timeout: float = 400, cwd=None, env=None, stdout=False):
-    """(exit code, how many times run_child was called under the patch, stderr[, stdout])."""
+def run(mode: str, argv: list, timeout: float = 400, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
+    """The grader's CLI in a fresh process under the patch named by ``mode``: its exit code, stdout, stderr."""
     code = DRIVER.format(root=str(ROOT), tests=str(ROOT / "tests"), mode=mode)
-    env = {**os.environ, **(env or {}), "COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1"}
-    r = subprocess.run(
+    env = {**os.environ, "COURSE_MODE": "cpu", "NUMBA_ENABLE_CUDASIM": "1", **(env or {})}
+    return subprocess.run(
         [sys.executable, "-c", code, json.dumps([str(a) for a in argv])],
         capture_output=True,
         text=True,
@@ -60,5 +74,10 @@ def run_cli(mode: str, argv: list, timeout: float = 400, cwd=None, env=None, std
         env=env,
         cwd=cwd,
     )
+
+
+def run_cli(mode: str, argv: list, timeout: float = 400, cwd=None, env=None, stdout=False):
+    """(exit code, how many times run_child was called under the patch, stderr[, stdout])."""
+    r = run(mode, argv, timeout, env=env, cwd=cwd)
     calls = next((int(line.split()[1]) for line in r.stdout.splitlines() if line.startswith("CALLS ")), -1)
     return (r.returncode, calls, r.stderr, r.stdout) if stdout else (r.returncode, calls, r.stderr)
