@@ -162,3 +162,19 @@ def test_record_sections_are_replaced_in_place(tmp_path):
     text = doc.read_text()
     assert text.startswith("# Title\n") and "grading v2" in text and "grading v1" not in text
     assert text.index("grading v2") < text.index("bench v1") and text.count("<!-- grading:start -->") == 1
+
+
+def test_verify_reads_the_handed_in_notebook_of_each_student_not_the_missing_ones(tmp_path):
+    """On the 2-GPU host the grader also wrote a 'missing' record (no GPU, no child) for each course
+    notebook a student did not hand in; counting those failed a run that had proved the placement."""
+    folder = tmp_path / "records"
+    folder.mkdir()
+    rows = [
+        {"student": "s4_perfect", "notebook": "02_mini", "outcome": "completed", "gpu": "0"},
+        {"student": "s4_perfect", "notebook": "02_first_kernels", "outcome": "missing", "gpu": None},
+        {"student": "s6_solved", "notebook": "02_first_kernels", "outcome": "completed", "gpu": "1"},
+    ]
+    for k, rec in enumerate(rows):
+        (folder / f"{k}.json").write_text(json.dumps(rec))
+    got = verify.read_records(folder)
+    assert {s: r["notebook"] for s, r in got.items()} == {"s4_perfect": "02_mini", "s6_solved": "02_first_kernels"}

@@ -65,6 +65,17 @@ def build(tmp: Path) -> tuple[Path, Path, dict]:
     return course, subs, expected
 
 
+def read_records(folder: Path) -> dict:
+    """student -> the record of the notebook they handed in. The grader also writes a "missing" record
+    for every other course notebook (no child ran for it, so it names no GPU): those are left out."""
+    records = {}
+    for p in sorted(folder.glob("*.json")):
+        rec = json.loads(p.read_text())
+        if rec.get("outcome") != "missing":
+            records[rec["student"]] = rec
+    return records
+
+
 def check(records: dict, expected: dict, stdout: str, gpus: list) -> list[str]:
     """Every failed check, one sentence each; [] when the run proves the placement."""
     fails = []
@@ -154,10 +165,7 @@ def main(argv=None) -> int:
     print("$", " ".join(cmd[1:]), flush=True)
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     print(run.stdout)
-    records = {}
-    for p in (out / "records").glob("*.json"):
-        rec = json.loads(p.read_text())
-        records[rec["student"]] = rec
+    records = read_records(out / "records")
     fails = ([] if run.returncode == 0 else [f"the grader exited {run.returncode}: {run.stderr[-500:]}"]) + check(
         records, expected, run.stdout, gpus
     )
