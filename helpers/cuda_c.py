@@ -31,6 +31,17 @@ class CudaError(CourseError):
     """A ``cuda.bindings`` call returned an error code."""
 
 
+# CUBINs compiled in this process -> (source, extern_c, options). A CUBIN is machine code that no
+# CPU can run, so the driver API's CPU stand-in (helpers.standins.driver) looks the source up here
+# and runs its PTX instead. Bounded: a notebook compiles a handful of CUBINs.
+_COMPILED: dict[bytes, tuple[str, bool, tuple]] = {}
+
+
+def source_of(cubin: bytes):
+    """(source, extern_c, options) of a CUBIN that ``compile`` produced in this process, or None."""
+    return _COMPILED.get(bytes(cubin).rstrip(b"\0 "))
+
+
 # ----------------------------------------------------------------------------- (err, value) tuples
 
 
@@ -104,6 +115,10 @@ def compile(
         )
         out = b" " * check(get_size(prog))
         check(get(prog, out))
+        if target == "cubin":
+            if len(_COMPILED) >= 64:
+                _COMPILED.pop(next(iter(_COMPILED)))
+            _COMPILED[out.rstrip(b"\0 ")] = (src.decode() if isinstance(src, bytes) else src, extern_c, tuple(options))
         return out
     finally:
         nvrtc.nvrtcDestroyProgram(prog)

@@ -23,6 +23,7 @@ LAYERS = (
     ("helpers.geometry",),
     ("helpers.tracer",),
     ("helpers.ptx",),
+    ("helpers.standins",),
     ("helpers.exercises",),
     ("helpers.problems",),
     ("helpers", "helpers.grading", "helpers.grade"),
