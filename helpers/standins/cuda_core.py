@@ -122,7 +122,8 @@ class Program:
         if str(code_type).lower() not in ("c++", "cxx", "cu"):
             raise _launch.needs_gpu(f"Program(code_type={code_type!r})", SUPPORTED + " for CUDA C (code_type='c++')")
         self.code = code.decode() if isinstance(code, (bytes, bytearray)) else code
-        self.options = options if options is not None else ProgramOptions()
+        # ProgramOptions() without an arch asks the driver for the current device's: name the stand-in's
+        self.options = options if options is not None else ProgramOptions(arch=f"sm_{ARCH}")
 
     def compile(self, target_type, name_expressions=(), logs=None, *, cache=None):
         if target_type not in ("cubin", "ptx"):

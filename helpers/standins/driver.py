@@ -96,15 +96,14 @@ def cuModuleLoadData(image):  # noqa: N802
     data = bytes(image) if isinstance(image, (bytes, bytearray, memoryview)) else None
     if data is None:
         raise _launch.needs_gpu("cuModuleLoadData from a pointer", SUPPORTED)
-    if data[:4] == b"\x7fELF":
-        known = cuda_c.source_of(data)
-        if known is None:
-            raise _launch.needs_gpu("Loading a CUBIN not compiled by helpers.cuda_c in this process", SUPPORTED)
+    known = cuda_c.source_of(data)
+    if known is not None:  # compiled by helpers.cuda_c here: run its source's PTX, with line information
         source, extern_c, options = known
         source = 'extern "C" { ' + source + "\n}\n" if extern_c else source
-        arch = cuda_c.cubin_arch(data).split("_")[-1]
-        ptx_text = _launch.compile_ptx(source, tuple(options), (), f"compute_{arch}")[0]
-    else:
+        ptx_text = _launch.compile_ptx(source, tuple(options))[0]
+    elif data[:4] == b"\x7fELF":
+        raise _launch.needs_gpu("Loading a CUBIN not compiled by helpers.cuda_c in this process", SUPPORTED)
+    else:  # PTX from elsewhere: it runs, but a verdict cannot quote the source
         source, ptx_text = None, data.rstrip(b"\0 ").decode()
     return (OK, _Handle("module", id(data), source=source, ptx=ptx_text))
 
