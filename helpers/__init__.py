@@ -12,18 +12,32 @@ mode before Numba is imported and prints a one-line banner. Learners use ``helpe
 - ``helpers.problems``    the course's exercises as data, one module per notebook
 - ``helpers.grading``     the instructors' batch grader (``python -m helpers.grade``)
 - ``helpers.cuda_c``      CUDA C: compile with NVRTC, check ``cuda.bindings`` results
+- ``helpers.ptx``         run one CUDA C launch on the CPU from its PTX, thread by thread
+- ``helpers.standins``    CPU stand-ins for CuPy, PyCUDA, cuda.core and the driver API (launches run in helpers.ptx)
 - ``helpers._numba``      the only module that touches Numba internals
 
 Layers, lowest first (a module imports only from its own layer or lower ones;
 ``tests/test_import_graph.py`` enforces it): errors, limits, _style, _files -> _numba, env,
-cuda_c -> geometry -> tracer -> exercises -> problems -> grading and this package root.
+cuda_c -> geometry -> tracer -> ptx -> standins -> exercises -> problems -> grading and this package root.
 """
 
-from . import env
+from . import env, standins
 from .env import MODE, banner, banner_text, gpu_only, on_gpu, size
 from .errors import CourseError
 
-__all__ = ["env", "MODE", "banner", "banner_text", "gpu_only", "on_gpu", "size", "CourseError", "trace", "progress"]
+__all__ = [
+    "env",
+    "standins",
+    "MODE",
+    "banner",
+    "banner_text",
+    "gpu_only",
+    "on_gpu",
+    "size",
+    "CourseError",
+    "trace",
+    "progress",
+]
 
 
 def _install_ipython_handler() -> bool:

@@ -31,6 +31,18 @@ class CudaError(CourseError):
     """A ``cuda.bindings`` call returned an error code."""
 
 
+# CUBINs and PTX compiled in this process -> (source, extern_c, options). A CUBIN is machine code
+# that no CPU can run, and PTX compiled without -lineinfo cannot name a source line, so the driver
+# API's CPU stand-in (helpers.standins.driver) looks the source up here and runs PTX compiled from
+# it with line information. Bounded: a notebook compiles a handful of kernels.
+_COMPILED: dict[bytes, tuple[str, bool, tuple]] = {}
+
+
+def source_of(binary: bytes):
+    """(source, extern_c, options) of a CUBIN or PTX that ``compile`` produced in this process, or None."""
+    return _COMPILED.get(bytes(binary).rstrip(b"\0 "))
+
+
 # ----------------------------------------------------------------------------- (err, value) tuples
 
 
@@ -104,6 +116,9 @@ def compile(
         )
         out = b" " * check(get_size(prog))
         check(get(prog, out))
+        if len(_COMPILED) >= 64:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[out.rstrip(b"\0 ")] = (src.decode() if isinstance(src, bytes) else src, extern_c, tuple(options))
         return out
     finally:
         nvrtc.nvrtcDestroyProgram(prog)

@@ -184,7 +184,10 @@ def banner_text() -> str:
         drv = f"driver {i.driver_version} " if i.driver_version else ""
         where = f"{i.name} (sm_{i.compute_capability.replace('.', '')}) · {drv}CUDA {i.driver_cuda}"
         return f"GPU mode · {where} · {libs}"
-    return f"CPU mode · Numba CUDA simulator ({MODE.reason}) · {libs}"
+    return (
+        f"CPU mode · Numba CUDA simulator ({MODE.reason}) · CUDA C launches (CuPy, PyCUDA, cuda.core, driver API) "
+        f"run in the course's PTX interpreter · {libs}"
+    )
 
 
 def banner() -> None:

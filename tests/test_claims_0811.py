@@ -1,7 +1,8 @@
 """Claims corrected in notebooks 08-11 (branch claims-0811), each checked here in CPU mode.
 
-What needs a GPU (the launches that show the silent float bug, an sm_80 CUBIN on an sm_86 GPU) is in
-GPU-only cells of notebooks 08 and 10; these tests check the facts behind them that a CPU can check.
+The launches that show the silent float bug run in CPU mode through the stand-ins (helpers.standins),
+which pass a Python float as the 8-byte double CuPy and cuda.core send; what needs a GPU (an sm_80 CUBIN
+on an sm_86 GPU) is checked here through the facts behind it that a CPU can check.
 """
 
 import ctypes
@@ -61,14 +62,18 @@ def test_nb08_text_names_the_real_bug(folder):
     assert "would not say how many bytes" not in text
     assert "64-bit `double`" in text and "**silent**" in text
     code = _code(folder, "08_cupy.ipynb")
-    assert 'helpers.gpu_only("launch the RawKernel with a Python float' in code
+    # the launch runs in both modes now (the CuPy stand-in in CPU mode), not behind gpu_only
+    assert "saxpy((1,), (32,), (x_d, y0, out_d, 2.0, np.int32(n)))" in code
+    assert 'helpers.gpu_only("launch the RawKernel with a Python float' not in code
     assert "(x_d, y0, out_d, 2.0, np.int32(n))" in code and "(x_d, y0, out_d, np.float32(2.0), np.int32(n))" in code
 
 
 @pytest.mark.parametrize("folder", PAIR)
 def test_nb10_shows_the_float_bug_with_cuda_core(folder):
     assert "8-byte\n`double`" in _text(folder, "10_cuda_python.ipynb")
-    assert 'helpers.gpu_only("launch SAXPY with a Python float' in _code(folder, "10_cuda_python.ipynb")
+    code = _code(folder, "10_cuda_python.ipynb")
+    assert "core.launch(stream, config, kernel, x_d.data.ptr, y0.data.ptr, out_d.data.ptr, a, np.int32(n))" in code
+    assert 'helpers.gpu_only("launch SAXPY with a Python float' not in code
 
 
 # --- 2. CuPy passes an ElementwiseKernel's scalar arguments by value.

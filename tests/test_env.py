@@ -25,6 +25,7 @@ def test_cpu_mode_banner_names_the_simulator_and_versions():
     assert not env.on_gpu()
     text = env.banner_text()
     assert text.startswith("CPU mode · Numba CUDA simulator")
+    assert "CUDA C launches (CuPy, PyCUDA, cuda.core, driver API) run in the course's PTX interpreter" in text
     assert "numba-cuda 0.30.4" in text and "numpy " in text
     assert "\n" not in text
 

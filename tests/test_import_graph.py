@@ -31,6 +31,7 @@ LAYERS = (
     ("helpers.geometry",),
     ("helpers.tracer",),
     ("helpers.ptx",),
+    ("helpers.standins",),
     ("helpers.exercises",),
     ("helpers.problems",),
     ("helpers", "helpers.grading", "helpers.grade"),

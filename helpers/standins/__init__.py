@@ -1,0 +1,47 @@
+"""CPU stand-ins for the libraries that launch CUDA C: CuPy, PyCUDA, cuda.core and the driver API.
+
+    cp = helpers.standins.library("cupy")            # real CuPy on a GPU, the stand-in in CPU mode
+    core = helpers.standins.library("cuda.core")
+    driver = helpers.standins.library("cuda.bindings.driver")
+
+Why: notebooks 08-11 launch CUDA C through four libraries. Without a GPU those libraries cannot
+launch anything, yet the kernels and the launches are what the notebooks teach. Each stand-in
+mirrors only the calls the notebooks use, with the real call signatures; arrays are NumPy
+underneath, and every launch runs the kernel's PTX (compiled by NVRTC, as the real library
+compiles it) thread by thread in helpers.ptx. An out-of-bounds access, a race, a divergent
+barrier or warp misuse is one sentence (a KernelError naming kernel, thread and line); a feature
+a stand-in does not model (timing, streams running concurrently, memory pools) is one sentence
+saying it needs a GPU. On a GPU, ``library`` returns the real module and nothing here runs.
+
+One module per library: ``cupy``, ``pycuda`` (driver, compiler.SourceModule, gpuarray,
+elementwise.ElementwiseKernel), ``cuda_core`` and ``driver``; ``_launch`` is what they share.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..env import on_gpu
+
+STANDINS = {
+    "cupy": "helpers.standins.cupy",
+    "cuda.core": "helpers.standins.cuda_core",
+    "cuda.bindings.driver": "helpers.standins.driver",
+    "pycuda": "helpers.standins.pycuda",
+}
+
+__all__ = ["STANDINS", "library"]
+
+
+def library(name: str):
+    """The module a notebook launches kernels with: the real `name` on a GPU, its stand-in otherwise."""
+    if name not in STANDINS:
+        raise ValueError(f"no CPU stand-in for {name!r}; there are stand-ins for {', '.join(STANDINS)}")
+    return importlib.import_module(name if on_gpu() else STANDINS[name])
+
+
+def __getattr__(attr):
+    """``helpers.standins.cupy`` and the others load on first use (each compiles nothing at import)."""
+    if attr in ("cupy", "cuda_core", "driver", "pycuda"):
+        return importlib.import_module(f"{__name__}.{attr}")
+    raise AttributeError(attr)

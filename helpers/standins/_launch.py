@@ -1,0 +1,187 @@
+"""What every stand-in shares: "device" memory, compiling with NVRTC, and one launch in helpers.ptx.
+
+Why one module: CuPy, PyCUDA, cuda.core and the driver API differ in how they pack arguments, but
+on the CPU they all end the same way: the kernel's PTX runs thread by thread in helpers.ptx on
+NumPy arrays, and whatever the trace finds (out of bounds, a race, a divergent barrier, warp
+misuse) becomes one sentence naming the kernel, the thread and the source line.
+
+"Device" memory is host memory here. Every stand-in allocation is registered by its address, so a
+raw pointer (``x_d.data.ptr``, ``int(drv.mem_alloc(n))``, a ``CUdeviceptr``) passed to a launch is
+found again and handed to the interpreter as the array it points into.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import types
+import weakref
+
+import numpy as np
+
+from .. import cuda_c, ptx
+from ..errors import GPURequired, KernelError, LearnerError
+
+_ALLOCATIONS: dict[int, weakref.ref] = {}  # start address -> the NumPy array that owns the bytes
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def register(a: np.ndarray) -> int:
+    """Remember the memory under `a` as an allocation; return `a`'s own address (a "device pointer")."""
+    root = _root(a)
+    start = root.__array_interface__["data"][0]
+    if start not in _ALLOCATIONS or _ALLOCATIONS[start]() is not root:
+        _ALLOCATIONS[start] = weakref.ref(root)
+    return a.__array_interface__["data"][0]
+
+
+def resolve(ptr, dtype=None) -> np.ndarray | None:
+    """The memory a pointer points into, from the pointer to the allocation's end, as `dtype` (else
+    the allocation's own), or None when `ptr` is in no stand-in allocation."""
+    ptr = int(ptr)
+    for start, ref in list(_ALLOCATIONS.items()):
+        root = ref()
+        if root is None:
+            del _ALLOCATIONS[start]
+            continue
+        if start <= ptr < start + max(root.nbytes, 1):
+            raw = root.reshape(-1).view(np.uint8)[ptr - start :]
+            dt = np.dtype(dtype) if dtype is not None else root.dtype
+            return raw[: len(raw) // dt.itemsize * dt.itemsize].view(dt)
+    return None
+
+
+# ----------------------------------------------------------------------------- compiling
+@functools.lru_cache(maxsize=64)
+def compile_ptx(source: str, options: tuple = (), name_expressions: tuple = (), arch: str = "compute_90"):
+    """(PTX text, {name expression: lowered name}) for `source`, with -lineinfo so that a verdict
+    can quote the source line. NVRTC runs on the CPU; the lowered names are how CuPy's RawModule
+    finds template instantiations (nvrtcAddNameExpression / nvrtcGetLoweredName)."""
+    from cuda.bindings import nvrtc
+
+    check = cuda_c.check
+    prog = check(nvrtc.nvrtcCreateProgram(source.encode(), b"standin.cu", 0, [], []))
+    try:
+        for expr in name_expressions:
+            check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()))
+        opts = [f"--gpu-architecture={arch}", "-lineinfo", *options]
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            log = b" " * check(nvrtc.nvrtcGetProgramLogSize(prog))
+            check(nvrtc.nvrtcGetProgramLog(prog, log))
+            text = log.rstrip(b"\0 ").decode(errors="replace")
+            raise cuda_c.CompileError(f"the kernel does not compile: {cuda_c._first_errors(text)}", text)
+        out = b" " * check(nvrtc.nvrtcGetPTXSize(prog))
+        check(nvrtc.nvrtcGetPTX(prog, out))
+        lowered = {e: check(nvrtc.nvrtcGetLoweredName(prog, e.encode())).decode() for e in name_expressions}
+        return out.rstrip(b"\0 ").decode(), lowered
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+# ----------------------------------------------------------------------------- C signatures
+_C_TYPES = {v: k for k, v in cuda_c._CTYPES.items()} | {"long": "int64", "unsigned long": "uint64", "size_t": "uint64"}
+
+
+def c_params(text: str):
+    """'const float* x, int n' -> [(name, is_pointer, NumPy dtype or None)]."""
+    out = []
+    for p in filter(None, (q.strip() for q in text.split(","))):
+        words = p.replace("*", " * ").replace("&", " & ").split()
+        drop = ("const", "__restrict__", "*", "&", "volatile")
+        typ = " ".join(w for w in words[:-1] if w not in drop)
+        dt = _C_TYPES.get(typ)
+        out.append((words[-1], "*" in words, np.dtype(dt) if dt and dt != "bool" else None))
+    return out
+
+
+def kernel_signature(source: str, kernel: str):
+    """The parameters of `kernel` as declared in `source` (see c_params), or [] when not found."""
+    m = re.search(rf"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s*)?{re.escape(kernel)}\s*\(([^)]*)\)", source)
+    return c_params(m.group(1)) if m else []
+
+
+# ----------------------------------------------------------------------------- launching
+def dims(value, what: str) -> tuple:
+    """An int or a 1-3 tuple of launch dimensions, as every library accepts them."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),)
+    try:
+        return tuple(int(v) for v in value)
+    except TypeError:
+        raise LearnerError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}.") from None
+
+
+def pointer_args(args, source: str, kernel: str):
+    """Raw pointers (ints, allocations) among `args` replaced by the arrays they point into, typed by
+    the kernel's declared parameter types; other values are left as they are."""
+    sig = kernel_signature(source or "", kernel)
+    out = []
+    for pos, a in enumerate(args):
+        if isinstance(a, np.ndarray) or isinstance(a, (float, bool, np.generic)):
+            out.append(a)
+            continue
+        try:
+            ptr = int(a)
+        except (TypeError, ValueError):
+            raise LearnerError(
+                f"Argument {pos} of {kernel} is a {type(a).__name__}, which cannot be passed to a kernel."
+            ) from None
+        dt = sig[pos][2] if pos < len(sig) and sig[pos][1] else None
+        found = resolve(ptr, dt)
+        if found is None and not isinstance(a, int):
+            raise LearnerError(
+                f"Argument {pos} of {kernel} points at memory the CPU stand-in did not allocate "
+                f"(address {ptr:#x}); allocate it through the library first."
+            )
+        out.append(found if found is not None else a)
+    return out
+
+
+def run(library, source, ptx_text, kernel, grid, block, args, *, shared=0, python_scalars="refuse"):
+    """Run one launch in helpers.ptx and raise KernelError with the trace's first verdict, if any.
+
+    `library` names the stand-in in the sentence ("CuPy RawKernel"); `ptx_text` may be None (then
+    `source` is compiled); arrays in `args` are updated in place, as a launch would update them."""
+    grid, block = dims(grid, "grid"), dims(block, "block")
+    r = ptx.run(
+        ptx_text if ptx_text is not None else source,
+        kernel,
+        grid,
+        block,
+        tuple(args),
+        shared_bytes=int(shared or 0),
+        source=source,
+        python_scalars=python_scalars,
+    )
+    verdicts = ptx.to_trace(r).verdicts
+    if verdicts:
+        raise KernelError(
+            f"{library} launch of {r.kernel_name} (grid {grid}, block {block}) on the CPU stand-in: "
+            f"{verdicts[0].message}"
+        )
+    return r
+
+
+def needs_gpu(what: str, supported: str) -> GPURequired:
+    """The one sentence for a feature a stand-in does not model."""
+    return GPURequired(f"{what} needs a GPU: the CPU stand-in {supported}.")
+
+
+def namespace(name: str, supported: str, **members) -> types.ModuleType:
+    """A module-like object with `members`; any other attribute raises the one-sentence GPURequired."""
+    mod = types.ModuleType(name)
+    mod.__dict__.update(members)
+
+    def __getattr__(attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise needs_gpu(f"{name}.{attr}", supported)
+
+    mod.__getattr__ = __getattr__
+    return mod
