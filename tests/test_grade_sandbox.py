@@ -183,6 +183,11 @@ try:
     facts["proc_sys_writable"] = True
 except OSError:
     facts["proc_sys_writable"] = False
+try:
+    open("/proc/self/comm", "w").write("probe")  # what CUDA needs writable (GPU mode)
+    facts["proc_self_writable"] = True
+except OSError:
+    facts["proc_self_writable"] = False
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", sys.argv[2]], start_new_session=True)
 print(json.dumps(facts))
 sys.stdout.flush()
@@ -190,16 +195,19 @@ os.kill(os.getpid(), 11) if sys.argv[3] == "segv" else None
 """
 
 
-def _box(kind):
-    box = sandbox.detect(bwrap="/nonexistent/bwrap") if kind == "unshare" else sandbox.detect(unshare="/x/unshare")
+def _box(kind, gpu=False):
+    if kind == "unshare":
+        box = sandbox.detect(gpu=gpu, bwrap="/nonexistent/bwrap")
+    else:
+        box = sandbox.detect(gpu=gpu, unshare="/x/unshare")
     if box.kind != kind:
         pytest.skip(f"{kind} is not usable here: {box.describe()}")
     return box
 
 
-@pytest.fixture(scope="module", params=["bwrap", "unshare"])
+@pytest.fixture(scope="module", params=["bwrap", "unshare", "bwrap-gpu", "unshare-gpu"])
 def inside(request, tmp_path_factory):
-    box = _box(request.param)
+    box = _box(request.param.split("-")[0], gpu=request.param.endswith("-gpu"))
     work = tmp_path_factory.mktemp(request.param) / "work"
     work.mkdir()
     marker = f"inside-{uuid.uuid4().hex}"
@@ -244,6 +252,9 @@ def test_no_capabilities_no_network_no_secrets(inside):
 def test_the_grader_cannot_be_signalled_and_proc_is_read_only(inside):
     assert inside["facts"]["grader_signalled"] is False
     assert inside["facts"]["proc_sys_writable"] is False
+    # GPU mode: CUDA needs /proc writable (cuInit returned 304 on the H100/H200 hosts otherwise), but
+    # not what acts on the whole machine
+    assert inside["facts"]["proc_self_writable"] is inside["box"].gpu
 
 
 def test_in_memory_folders_are_capped(inside):

@@ -42,6 +42,7 @@ _ETC = (
 )
 _TOP = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")  # symlinks into /usr on merged-/usr systems
 GPU_NODES = "/dev/nvidia*"  # bound in GPU mode: nvidia0.., nvidiactl, nvidia-uvm(-tools), nvidia-modeset, nvidia-caps
+PROC_SYSTEM = ("sys", "sysrq-trigger", "irq", "bus", "fs")  # read-only even where /proc is writable
 TMPFS_MB = 512  # /tmp and /dev/shm live in memory: capped, or a child could take the machine's RAM
 _SIGNALS = {4, 6, 7, 8, 9, 11, 25}  # SIGILL SIGABRT SIGBUS SIGFPE SIGKILL SIGSEGV SIGXFSZ: see returncode()
 
@@ -101,7 +102,9 @@ def plan(workdir: str, gpu: bool, hide=()) -> list:
     ops += [("ro", f"/etc/{e}", f"/etc/{e}") for e in _ETC if os.path.exists(f"/etc/{e}")]
     ops.append(("ro", "/sys", "/sys"))  # CPU topology; the NVIDIA driver reads PCI data here
     # The empty folders first, then what is bound below them (a PYTHONPATH folder in /tmp, the workdir).
-    ops += [("dev", "/dev"), ("proc", "/proc"), ("tmpfs", "/tmp"), ("tmpfs", "/dev/shm")]
+    # /proc is read-only, but in GPU mode CUDA needs it writable (on the H100/H200 hosts cuInit returned
+    # 304 under a read-only /proc and 0 once it was writable): then only the system-wide parts stay read-only.
+    ops += [("dev", "/dev"), ("proc", "/proc", gpu), ("tmpfs", "/tmp"), ("tmpfs", "/dev/shm")]
     ops += [("ro", p, p) for p in python_paths(workdir, hide) if not _inside(p, "/usr")]
     ops.append(("ro", str(ROOT / "helpers"), str(ROOT / "helpers")))  # the course code, not its checkout
     if gpu:
@@ -121,6 +124,11 @@ def bwrap_args(ops: list, cwd: str) -> list[str]:
             args += ["--symlink", op[1], op[2]]
         elif op[0] == "tmpfs":
             args += ["--size", str(TMPFS_MB << 20), "--tmpfs", op[1]]
+        elif op[0] == "proc" and op[2]:  # writable for CUDA; the system-wide files still read-only
+            args += ["--proc", op[1]]
+            for sub in PROC_SYSTEM:
+                if os.path.exists(f"/proc/{sub}"):
+                    args += ["--ro-bind", f"/proc/{sub}", f"{op[1]}/{sub}"]
         elif op[0] == "proc":  # read-only: uid 0 without capabilities could still write /proc/sys
             args += ["--proc", op[1], "--remount-ro", op[1]]
         else:  # dev
@@ -168,7 +176,16 @@ class Sandbox:
         if self.kind == "bwrap":
             return [self.tool, *bwrap_args(ops, str(workdir)), "--", *argv]
         newroot = tempfile.mkdtemp(prefix=".root-", dir=workdir.parent)  # outside the writable folder
-        spec = json.dumps({"root": newroot, "ops": ops, "argv": list(argv), "cwd": str(workdir), "mb": TMPFS_MB})
+        spec = json.dumps(
+            {
+                "root": newroot,
+                "ops": ops,
+                "argv": list(argv),
+                "cwd": str(workdir),
+                "mb": TMPFS_MB,
+                "proc_system": PROC_SYSTEM,
+            }
+        )
         return [self.tool, *self.args, "--", sys.executable, "-I", "-S", "-c", _PRELUDE, spec]
 
     def returncode(self, rc):
@@ -318,7 +335,13 @@ for op in spec["ops"]:
         mount("tmpfs", new + op[1], "tmpfs", NOSUID | NODEV, "mode=1777,size=%dm" % spec["mb"])
     elif kind == "proc":
         spot(new + "/proc", True)
-        mount("proc", new + "/proc", "proc", NOSUID | NODEV | NOEXEC | RO)
+        mount("proc", new + "/proc", "proc", NOSUID | NODEV | NOEXEC | (0 if op[2] else RO))
+        if op[2]:  # writable for CUDA: keep what acts on the whole machine read-only
+            for sub in spec["proc_system"]:
+                d = new + "/proc/" + sub
+                if os.path.exists(d):
+                    mount(d, d, None, B)
+                    readonly(d)
     elif kind == "dev":
         spot(new + "/dev", True)
         mount("tmpfs", new + "/dev", "tmpfs", NOSUID, "mode=0755")
