@@ -18,7 +18,7 @@ HELPERS = ROOT / "helpers"
 # Lowest layer first. A module may import from its own layer or any lower one. The package
 # root (helpers/__init__.py, the learner's front door) and the grader sit on top.
 LAYERS = (
-    ("helpers.errors", "helpers.limits", "helpers._style", "helpers._files"),
+    ("helpers.errors", "helpers.limits", "helpers._style", "helpers._files", "helpers._safety"),
     ("helpers._numba", "helpers.env", "helpers.cuda_c", "helpers.compile_check"),
     ("helpers.geometry",),
     ("helpers.tracer",),
