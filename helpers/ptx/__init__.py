@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import itertools
 import linecache
-import numbers
 
 import numpy as np
 
 from ..errors import LearnerError
+from ..limits import launch_dims
 from .parser import parse
 from .program import ArrayInfo, Location, Program, SourceRef, demangle
 
@@ -64,15 +64,6 @@ class PtxRun:
             f"<PtxRun of {self.kernel_name}: grid {self.griddim} x block {self.blockdim}, "
             f"{self.table.shape[1]} accesses, {len(self.out_of_bounds)} out of bounds, {self.steps} steps>"
         )
-
-
-def _dims(value, what):
-    if isinstance(value, numbers.Integral):
-        value = (int(value),)
-    dims = tuple(int(v) for v in value)
-    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise LearnerError(f"{what} must be 1 to 3 positive ints, not {value!r}.")
-    return dims + (1,) * (3 - len(dims))
 
 
 def compile_source(source, name="kernel.cu", options=()):
@@ -133,7 +124,7 @@ def run(
     kernel = _find_kernel(mod, kernel_name)
     if python_scalars not in ("refuse", "cupy", "cast"):
         raise ValueError("python_scalars must be 'refuse', 'cupy' or 'cast'")
-    griddim, blockdim = _dims(griddim, "griddim"), _dims(blockdim, "blockdim")
+    griddim, blockdim = launch_dims(griddim, "griddim"), launch_dims(blockdim, "blockdim")
     if blockdim[0] * blockdim[1] * blockdim[2] > 1024:
         raise LearnerError(
             f"A block can have at most 1024 threads; blockdim {blockdim} has {blockdim[0] * blockdim[1] * blockdim[2]}."
