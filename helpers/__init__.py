@@ -21,9 +21,15 @@ Layers, lowest first (a module imports only from its own layer or lower ones;
 cuda_c -> geometry -> tracer -> ptx -> standins -> exercises -> problems -> grading and this package root.
 """
 
-from . import env, standins
-from .env import MODE, banner, banner_text, gpu_only, on_gpu, size
-from .errors import CourseError
+# First, before anything below can raise: in IPython a CourseError shows as its sentence and a
+# bug inside helpers as one line (helpers/_safety.py); outside IPython this does nothing.
+from . import _safety
+
+_IN_IPYTHON = _safety.install()
+
+from . import env, standins  # noqa: E402
+from .env import MODE, banner, banner_text, gpu_only, on_gpu, size  # noqa: E402
+from .errors import CourseError, LearnerError  # noqa: E402
 
 __all__ = [
     "env",
@@ -35,28 +41,19 @@ __all__ = [
     "on_gpu",
     "size",
     "CourseError",
+    "LearnerError",
     "trace",
     "progress",
+    "last_error",
 ]
 
-
-def _install_ipython_handler() -> bool:
-    """Show CourseError as its one-sentence message, not a traceback through helpers."""
-    try:
-        ip = get_ipython()  # noqa: F821 - defined only inside IPython
-    except NameError:
-        return False
-
-    def _handler(shell, etype, value, tb, tb_offset=None):
-        print(f"{etype.__name__}: {value}", file=__import__("sys").stderr)
-        return None
-
-    ip.set_custom_exc((CourseError,), _handler)
-    return True
-
-
-if _install_ipython_handler():
+if _IN_IPYTHON:
     banner()
+
+
+def last_error() -> None:
+    """Print the full traceback behind the last one-line error from helpers (to report a bug)."""
+    _safety.last_error()
 
 
 def trace(kernel, *args, **options):
@@ -67,8 +64,17 @@ def trace(kernel, *args, **options):
     `helpers.tracer`). A function here, not a module, so `helpers.trace` means the same
     whatever was imported before; the tracer itself loads on first use.
     """
+    import inspect
+
     from .tracer import trace as _trace
 
+    try:
+        inspect.signature(_trace).bind(kernel, *args, **options)
+    except TypeError as e:  # an unknown keyword: said here, not as a TypeError from inside helpers
+        raise LearnerError(
+            f"helpers.trace: {e}; it takes trace(kernel, griddim, blockdim, *args, outputs=(...), "
+            "sharedmem=..., watchdog=..., compile_check=...)."
+        ) from None
     return _trace(kernel, *args, **options)
 
 

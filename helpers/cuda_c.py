@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import CourseError
+from .errors import CourseError, LearnerTypeError, LearnerValueError, shown
 
 DEFAULT_ARCH = "sm_90"  # H100; any recent arch works for a compile-only check on the CPU
 
@@ -51,6 +51,17 @@ def _error_name(err) -> str:
     return getattr(err, "name", None) or str(err)
 
 
+def _is_code(err) -> bool:
+    """An error code: an int or one of cuda.bindings' enums (which convert with int())."""
+    if isinstance(err, (bool, float, str, bytes)):
+        return False
+    try:
+        int(err)
+    except Exception:  # noqa: BLE001 - anything that is not a number is not an error code
+        return False
+    return True
+
+
 def check(result):
     """``check(driver.cuDeviceGet(0))`` -> the device. None for no values, a tuple for several.
 
@@ -58,14 +69,31 @@ def check(result):
     C's output parameters become the other items. Ignoring the code hides failures, so
     every call goes through this.
     """
-    if not isinstance(result, tuple):
-        raise TypeError(f"check() expects the tuple a cuda.bindings call returns, got {type(result).__name__}")
+    if not isinstance(result, tuple) or not result or not _is_code(result[0]):
+        raise LearnerTypeError(
+            "check() expects the tuple a cuda.bindings call returns, such as check(driver.cuDeviceGet(0)), "
+            f"not {shown(result)}: pass the call's result itself."
+        )
     err, *values = result
     if int(err) != 0:  # every success code (CUDA_SUCCESS, cudaSuccess, NVRTC_SUCCESS) is 0
         raise CudaError(f"CUDA call failed: {_error_name(err)} ({int(err)})")
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)
+
+
+def _texts(**named) -> None:
+    """Each named argument is CUDA C text (a str, or bytes where source is meant), or one sentence says so."""
+    for what, value in named.items():
+        if not isinstance(value, (str, bytes) if what in ("src", "ptx") else str):
+            raise LearnerTypeError(f"{what} must be a string of CUDA C, not {shown(value)}.")
+
+
+def _listed(value) -> tuple:
+    try:
+        return tuple(value)
+    except Exception:  # noqa: BLE001 - not iterable (or its iterator raises): not a tuple of names
+        return (None,)
 
 
 # ----------------------------------------------------------------------------- NVRTC
@@ -92,9 +120,14 @@ def compile(
     """
     from cuda.bindings import nvrtc
 
-    if target not in ("ptx", "cubin"):
-        raise ValueError(f"target must be 'ptx' or 'cubin', not {target!r}")
-    text = src.decode() if isinstance(src, bytes) else src
+    if not isinstance(target, str) or target not in ("ptx", "cubin"):
+        raise LearnerValueError(f"target must be 'ptx' or 'cubin', not {shown(target)}.")
+    _texts(src=src, name=name)
+    if arch is not None and (not isinstance(arch, str) or not re.fullmatch(r"(sm|compute)_\d+[a-z]?", arch)):
+        raise LearnerValueError(f"arch must be a string such as 'sm_90' (or left out), not {shown(arch)}.")
+    if isinstance(options, (str, bytes)) or not all(isinstance(o, str) for o in _listed(options)):
+        raise LearnerTypeError(f"options must be a tuple of strings such as ('-lineinfo',), not {shown(options)}.")
+    text = src.decode(errors="replace") if isinstance(src, bytes) else src
     if extern_c:
         text = 'extern "C" { ' + text + "\n}\n"  # on the first line: error line numbers stay right
     arch = arch or DEFAULT_ARCH
@@ -126,6 +159,7 @@ def compile(
 
 def entry_points(ptx: bytes | str) -> dict[str, int]:
     """Kernel names in PTX and their parameter counts: {"saxpy": 4}. Mangled names stay mangled."""
+    _texts(ptx=ptx)
     text = ptx.decode(errors="replace") if isinstance(ptx, bytes) else ptx
     found = {}
     for m in re.finditer(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)", text):
@@ -135,8 +169,12 @@ def entry_points(ptx: bytes | str) -> dict[str, int]:
 
 def cubin_arch(cubin: bytes) -> str:
     """The SM a CUBIN was built for, read from its ELF header ("sm_90")."""
+    if not isinstance(cubin, (bytes, bytearray)):
+        raise LearnerTypeError(
+            f"cubin_arch needs a CUBIN's bytes (from compile(src, target='cubin')), not {shown(cubin)}."
+        )
     if cubin[:4] != b"\x7fELF":
-        raise ValueError("not a CUBIN: an ELF file starts with b'\\x7fELF'")
+        raise LearnerValueError("not a CUBIN: an ELF file starts with b'\\x7fELF'; pass compile(src, target='cubin').")
     flags = int.from_bytes(cubin[0x30:0x34], "little")
     return f"sm_{(flags >> 8) & 0xFF}"
 
@@ -163,17 +201,18 @@ _CTYPES = {
 
 def _params(spec: str):
     """'float32 x, raw T y' -> [(ctype, name, raw)]."""
+    _texts(parameters=spec)
     out = []
     for part in filter(None, (p.strip() for p in spec.split(","))):
         words = part.split()
         raw = words[0] == "raw"
         words = words[1:] if raw else words
         if len(words) != 2:
-            raise ValueError(f"cannot read parameter {part!r}: write 'type name', e.g. 'float32 x'")
+            raise LearnerValueError(f"cannot read parameter {part!r}: write 'type name', e.g. 'float32 x'.")
         typ, name = words
         ctype = "float" if re.fullmatch(r"[A-Z]", typ) else _CTYPES.get(typ)
         if ctype is None:
-            raise ValueError(f"unknown type {typ!r} in {part!r}: use a NumPy name such as float32 or int32")
+            raise LearnerValueError(f"unknown type {typ!r} in {part!r}: use a NumPy name such as float32 or int32.")
         out.append((ctype, name, raw))
     return out
 
@@ -193,10 +232,13 @@ def elementwise_source(
     in ``scalars`` are the ones the call passes as scalars: CuPy passes those **by value**
     (``const float s`` in the kernel's parameter list), not through a pointer.
     """
+    _texts(operation=operation, name=name)
     ins, outs = _params(in_params), _params(out_params)
+    if isinstance(scalars, str) or not all(isinstance(v, str) for v in _listed(scalars)):
+        raise LearnerTypeError(f"scalars must be a tuple of parameter names, such as ('a',), not {shown(scalars)}.")
     unknown = set(scalars) - {pname for _, pname, _ in ins}
     if unknown:
-        raise ValueError(f"scalars {sorted(unknown)} are not input parameters of {in_params!r}")
+        raise LearnerValueError(f"scalars {sorted(unknown)} are not input parameters of {in_params!r}.")
     args, loads = [], []
     for ctype, pname, raw in ins + outs:
         is_out = (ctype, pname, raw) in outs
@@ -233,7 +275,10 @@ def reduction_source(
     ``a`` and ``b`` with ``reduce_expr`` starting from ``identity``, then ``post_map_expr``
     (which sees the result as ``a``) writes the outputs. One thread does it all: this source
     exists to be compiled, not run."""
+    _texts(map_expr=map_expr, reduce_expr=reduce_expr, post_map_expr=post_map_expr, identity=identity, name=name)
     ins, outs = _params(in_params), _params(out_params)
+    if not outs:
+        raise LearnerValueError("a reduction needs at least one output parameter, such as 'float32 y'.")
     acc = _CTYPES.get(reduce_type, reduce_type) if reduce_type else outs[0][0]
     args = [f"const {c}* _{n}" for c, n, _ in ins] + [f"{c}* _{n}" for c, n, _ in outs]
     loads = "".join(f"      const {c} {n} = _{n}[_j];\n" for c, n, _ in ins)
@@ -257,6 +302,7 @@ def reduction_source(
 def pycuda_elementwise_source(arguments: str, operation: str, name: str = "elementwise") -> str:
     """The kernel PyCUDA's ``ElementwiseKernel(arguments, operation)`` generates: C arguments
     as written, plus a grid-stride loop over ``i`` up to ``n``."""
+    _texts(arguments=arguments, operation=operation, name=name)
     return (
         f'extern "C" __global__ void {name}({arguments}, unsigned long n) {{\n'
         "  unsigned tid = threadIdx.x; unsigned total_threads = gridDim.x * blockDim.x;\n"
@@ -270,6 +316,7 @@ def signature_probe(kernel: str, c_params: str) -> str:
     """C++ appended to a source so that it compiles only if ``kernel`` takes exactly ``c_params``,
     const and pointer order included: a swapped ``float* out, const float* x`` would pass an
     output where an input is expected, so it is a wrong signature too."""
+    _texts(kernel=kernel, c_params=c_params)
     types = ", ".join(" ".join(p.split()[:-1]) for p in c_params.split(","))
     return (
         "\ntemplate<class A, class B> struct _same_t { static const bool v = false; };\n"

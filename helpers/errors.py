@@ -27,3 +27,20 @@ class GPURequired(CourseError):
 
 class TookTooLong(CourseError):
     """Learner code ran past the watchdog's budget (message names the block, thread and line running)."""
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for a sentence: short, and never raising (a learner's object may break repr)."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - any object can be passed; the sentence must still be written
+        text = f"a {type(value).__name__} object"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class LearnerTypeError(LearnerError, TypeError):
+    """An argument of the wrong kind (a TypeError too, so code that catches TypeError still does)."""
+
+
+class LearnerValueError(LearnerError, ValueError):
+    """An argument of the right kind with a value that cannot be used (a ValueError too)."""

@@ -5,6 +5,8 @@ refuse, with the same numbers (CUDA C Programming Guide, "Compute Capabilities" 
 the same for every architecture from compute capability 5.0 to 9.0).
 """
 
+import numbers
+
 WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024
 MAX_BLOCK_DIM = (1024, 1024, 64)  # threads per block along x, y, z
@@ -20,6 +22,26 @@ RETURN_VALUE = "a kernel cannot return a value: write the result into an output 
 
 def _n(v) -> str:
     return f"{v:,}" if v >= 100_000 else str(v)
+
+
+def launch_dims(value, what: str) -> tuple[int, int, int]:
+    """``griddim``/``blockdim`` as 3 ints: an int or 1 to 3 positive whole numbers, else one sentence.
+
+    Strict on purpose: ``int("3")`` or ``int(2.5)`` would quietly launch something the learner
+    did not write, and a string or an array would fail deep inside the tracer."""
+    from .errors import LearnerError, shown
+
+    items = (value,) if not isinstance(value, (tuple, list)) else tuple(value)
+    whole = all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items)
+    if not whole or not 1 <= len(items) <= 3:
+        floats = any(isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral) for v in items)
+        fix = ": use (n + t - 1) // t rather than n / t" if floats and 1 <= len(items) <= 3 else ""
+        raise LearnerError(
+            f"{what} must be an int or a tuple of 1 to 3 ints, such as 4 or (16, 16), not {shown(value)}{fix}."
+        )
+    if any(v < 1 for v in items):
+        raise LearnerError(f"{what} must be 1 to 3 positive ints, not {shown(value)}: every dimension is at least 1.")
+    return tuple(int(v) for v in items) + (1,) * (3 - len(items))
 
 
 def block_problem(block) -> str | None:

@@ -26,6 +26,7 @@ LAYERS = (
         "helpers._files",
         "helpers.versions",
         "helpers.grading.sandbox",
+        "helpers._safety",
     ),
     ("helpers._numba", "helpers.env", "helpers.cuda_c", "helpers.compile_check"),
     ("helpers.geometry",),

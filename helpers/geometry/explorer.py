@@ -1,5 +1,6 @@
 """The interactive grid explorer of notebook 01: sliders that redraw a launch."""
 
+from ..errors import LearnerError, shown
 from .launch import Launch, launch_1d, launch_2d
 from .pictures import draw_launch
 
@@ -10,6 +11,8 @@ def grid_explorer(dims: int = 1):
     The block-count rule is a control of its own so the classic bug can be switched on:
     floor division ``n // t`` leaves the last partial block's elements unhandled.
     """
+    if type(dims) is not int or dims not in (1, 2):  # exactly 1 or 2 (a bool or an array is not)
+        raise LearnerError(f"grid_explorer(dims) takes 1 (a 1D launch) or 2 (a 2D launch), not {shown(dims)}.")
     import ipywidgets as w
     from IPython.display import display
 

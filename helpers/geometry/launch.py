@@ -13,19 +13,49 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import LearnerError
+from ..errors import LearnerError, shown
 from ..limits import MAX_THREADS_PER_BLOCK
+
+# Pictures and counts are worked out thread by thread: beyond this many a launch is refused in one
+# sentence instead of filling the memory (a real GPU runs more; the arithmetic is the same).
+MAX_MODELLED = 1 << 24
 
 
 def blocks_for(n: int, threads_per_block: int) -> int:
     """Ceiling division: the fewest blocks that give every element a thread."""
-    return (n + threads_per_block - 1) // threads_per_block
+    n = _whole("n", n, minimum=0)
+    return (n + _positive_int("threads_per_block", threads_per_block) - 1) // threads_per_block
+
+
+def _whole(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        kind = "a positive whole number" if minimum == 1 else f"a whole number of at least {minimum}"
+        raise LearnerError(f"{name} must be {kind}, got {shown(value)}.")
+    return int(value)
 
 
 def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise LearnerError(f"{name} must be a positive whole number, got {value!r}.")
-    return int(value)
+    return _whole(name, value, minimum=1)
+
+
+def _pair(name: str, value, example: str) -> tuple:
+    """Two numbers given as a tuple (or list, or array): anything else is said, with an example."""
+    try:
+        ok = not isinstance(value, (str, bytes)) and len(value) == 2
+    except Exception:  # noqa: BLE001 - no usable len(): not a pair
+        ok = False
+    if not ok:
+        raise LearnerError(f"{name} must be a pair of whole numbers such as {example}, got {shown(value)}.")
+    return value[0], value[1]
+
+
+def _modelled(launch: Launch) -> Launch:
+    if max(launch.threads, launch.elements) > MAX_MODELLED:
+        raise LearnerError(
+            f"this launch has {launch.threads:,} threads over {launch.elements:,} elements; the geometry helpers "
+            f"draw and count thread by thread, so use at most {MAX_MODELLED:,} of each here."
+        )
+    return launch
 
 
 @dataclass(frozen=True)
@@ -111,18 +141,20 @@ def launch_1d(n: int, threads_per_block: int, blocks: int | None = None) -> Laun
     if t > MAX_THREADS_PER_BLOCK:
         raise LearnerError(f"threads_per_block={t} is more than the {MAX_THREADS_PER_BLOCK} a CUDA block can hold.")
     b = blocks_for(n, t) if blocks is None else _positive_int("blocks", blocks)
-    return Launch((n,), (t, 1), (b, 1))
+    return _modelled(Launch((n,), (t, 1), (b, 1)))
 
 
 def launch_2d(shape: tuple[int, int], block: tuple[int, int], grid: tuple[int, int] | None = None) -> Launch:
     """2D launch over an array of shape (rows, cols); block and grid are (x, y) = (along cols, along rows)."""
-    rows, cols = (_positive_int("rows", shape[0]), _positive_int("cols", shape[1]))
-    bx, by = (_positive_int("block x", block[0]), _positive_int("block y", block[1]))
+    rows, cols = _pair("shape", shape, "(rows, cols) = (20, 37)")
+    rows, cols = _positive_int("rows", rows), _positive_int("cols", cols)
+    bx, by = _pair("block", block, "(16, 16)")
+    bx, by = _positive_int("block x", bx), _positive_int("block y", by)
     if bx * by > MAX_THREADS_PER_BLOCK:
         raise LearnerError(f"a {bx}x{by} block has {bx * by} threads, more than the {MAX_THREADS_PER_BLOCK} allowed.")
     g = (
         (blocks_for(cols, bx), blocks_for(rows, by))
         if grid is None
-        else (_positive_int("grid x", grid[0]), _positive_int("grid y", grid[1]))
+        else tuple(_positive_int(f"grid {axis}", v) for axis, v in zip("xy", _pair("grid", grid, "(3, 2)")))
     )
-    return Launch((rows, cols), (bx, by), g)
+    return _modelled(Launch((rows, cols), (bx, by), g))

@@ -5,6 +5,7 @@ threads, which element each thread handles; idle threads grey, skipped elements 
 import numpy as np
 
 from .._style import BLOCK_COLOURS, OTHER_BLOCK, PROBLEM, finish, pyplot
+from ..errors import LearnerError, shown
 
 IDLE = OTHER_BLOCK
 SKIPPED = PROBLEM
@@ -20,6 +21,15 @@ def draw_launch(launch, ax=None):
 
     1D: a row of threads per block over the array. 2D: the array as a grid coloured by block.
     """
+    from .launch import Launch
+
+    if not isinstance(launch, Launch):
+        raise LearnerError(
+            f"draw_launch needs a launch made by geometry.launch_1d(...) or geometry.launch_2d(...), "
+            f"not {shown(launch)}."
+        )
+    if ax is not None and not hasattr(ax, "figure"):
+        raise LearnerError(f"ax must be a matplotlib Axes (or left out), not {shown(ax)}.")
     if launch.ndim == 1:
         return _draw_1d(launch, ax)
     return _draw_2d(launch, ax)

@@ -20,7 +20,9 @@ import numbers
 
 import numpy as np
 
-from ..errors import LearnerError
+from ..errors import LearnerError, LearnerTypeError, LearnerValueError, shown
+from ..limits import launch_dims
+from ..tracer.runner import launch_limits
 from .parser import parse
 from .program import ArrayInfo, Location, Program, SourceRef, demangle
 
@@ -66,13 +68,21 @@ class PtxRun:
         )
 
 
-def _dims(value, what):
-    if isinstance(value, numbers.Integral):
-        value = (int(value),)
-    dims = tuple(int(v) for v in value)
-    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise LearnerError(f"{what} must be 1 to 3 positive ints, not {value!r}.")
-    return dims + (1,) * (3 - len(dims))
+def _check_run_arguments(source_or_ptx, kernel_name, args, shared_bytes, max_steps) -> None:
+    """What run() is given, checked before any of it is used: one sentence per mistake."""
+    if not isinstance(source_or_ptx, (str, bytes)):
+        raise LearnerTypeError(f"run() needs CUDA C source or PTX text as a string, not {shown(source_or_ptx)}.")
+    if not isinstance(kernel_name, str):
+        raise LearnerTypeError(
+            f"kernel_name must be the kernel's name as a string, such as 'saxpy', not {shown(kernel_name)}."
+        )
+    if not isinstance(args, (tuple, list)):
+        raise LearnerTypeError(
+            f"args must be a tuple of the kernel's arguments, such as (x, y, np.int32(n)), not {shown(args)}."
+        )
+    for name, value, least in (("shared_bytes", shared_bytes, 0), ("max_steps", max_steps, 1)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+            raise LearnerValueError(f"{name} must be a whole number of at least {least}, not {shown(value)}.")
 
 
 def compile_source(source, name="kernel.cu", options=()):
@@ -118,7 +128,8 @@ def run(
     kernel reads its parameter's width), or "cast" (converted to the parameter's type).
     `max_steps`: instructions one thread may run before the run stops with a KernelError.
     """
-    text = source_or_ptx.decode() if isinstance(source_or_ptx, bytes) else source_or_ptx
+    _check_run_arguments(source_or_ptx, kernel_name, args, shared_bytes, max_steps)
+    text = source_or_ptx.decode(errors="replace") if isinstance(source_or_ptx, bytes) else source_or_ptx
     is_ptx = ".entry" in text and (".version" in text or ".target" in text)
     fname = f"ptxrun_{next(_counter)}.cu"
     if not is_ptx:
@@ -126,18 +137,15 @@ def run(
         text = compile_source(source, fname, options)
     src_file = None
     if source is not None:
-        shown = f"<CUDA C {fname[:-3]}>"
-        linecache.cache[shown] = (len(source), None, source.splitlines(True), shown)
-        src_file = (shown, fname if not is_ptx else "")
+        label = f"<CUDA C {fname[:-3]}>"
+        linecache.cache[label] = (len(source), None, source.splitlines(True), label)
+        src_file = (label, fname if not is_ptx else "")
     mod = parse(text)
     kernel = _find_kernel(mod, kernel_name)
-    if python_scalars not in ("refuse", "cupy", "cast"):
-        raise ValueError("python_scalars must be 'refuse', 'cupy' or 'cast'")
-    griddim, blockdim = _dims(griddim, "griddim"), _dims(blockdim, "blockdim")
-    if blockdim[0] * blockdim[1] * blockdim[2] > 1024:
-        raise LearnerError(
-            f"A block can have at most 1024 threads; blockdim {blockdim} has {blockdim[0] * blockdim[1] * blockdim[2]}."
-        )
+    if not isinstance(python_scalars, str) or python_scalars not in ("refuse", "cupy", "cast"):
+        raise LearnerValueError(f"python_scalars must be 'refuse', 'cupy' or 'cast', not {shown(python_scalars)}.")
+    griddim, blockdim = launch_dims(griddim, "griddim"), launch_dims(blockdim, "blockdim")
+    launch_limits(griddim, blockdim)  # what a GPU refuses, and more threads than the CPU can run
     prog = Program(
         mod, kernel, griddim, blockdim, list(args), int(shared_bytes), source, src_file, max_steps, python_scalars
     )

@@ -62,6 +62,11 @@ class Program:
                         f"Argument {pos} ({name}) is an array but the kernel's parameter {pos} is not a "
                         f"pointer (it is {p.size} bytes)."
                     )
+                if a.dtype.hasobject or a.dtype.kind in "UST":  # Python objects or text: no GPU memory holds them
+                    raise LearnerError(
+                        f"Argument {pos} ({name}) is an array of {a.dtype.name}; a kernel reads numbers: "
+                        "pass a NumPy array of a number type such as np.float32 or np.int32."
+                    )
                 if id(a) not in seen:
                     host = a if a.flags.c_contiguous else np.ascontiguousarray(a)
                     if host is not a:

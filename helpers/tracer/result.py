@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import LearnerError
+from ..errors import LearnerError, shown
 from . import pictures
 from .metrics import compute_metrics, summarize
 from .records import unlinear
@@ -98,12 +98,18 @@ class Trace:
 
     # -- identities ---------------------------------------------------------------------------
     def block_of(self, gtid):
+        gtid = _index("the global thread id", gtid, self.nthreads)
         return unlinear(gtid // self.threads_per_block, self.griddim)
 
     def thread_of(self, gtid):
+        gtid = _index("the global thread id", gtid, self.nthreads)
         return unlinear(gtid % self.threads_per_block, self.blockdim)
 
     def array_id(self, name):
+        if not isinstance(name, str):
+            raise LearnerError(
+                f"name an array by its parameter name as a string, such as {self._example()!r}, not {shown(name)}."
+            )
         for i, a in enumerate(self.arrays):
             if name in (a.name, a.name.split(" (")[0], a.name.split(" ")[1] if " " in a.name else None):
                 return i
@@ -140,11 +146,40 @@ class Trace:
         )
 
     # -- pictures -----------------------------------------------------------------------------
-    def show(self, block=0, array=None, **kwargs):
-        return pictures.draw_accesses(self, block=block, array=array, **kwargs)
+    def show(self, block=0, array=None, max_rows=24):
+        block, array = self._picked(block, array)
+        max_rows = _index("max_rows", max_rows, None, minimum=1)
+        return pictures.draw_accesses(self, block=block, array=array, max_rows=max_rows)
 
-    def show_coalescing(self, array=None, block=0, warp=0, **kwargs):
-        return pictures.draw_coalescing(self, array=array, block=block, warp=warp, **kwargs)
+    def show_coalescing(self, array=None, block=0, warp=0, limit=6):
+        block, array = self._picked(block, array)
+        warp, limit = self._warp(warp), _index("limit", limit, None, minimum=1)
+        return pictures.draw_coalescing(self, array=array, block=block, warp=warp, limit=limit)
 
-    def show_banks(self, array=None, block=0, warp=0, **kwargs):
-        return pictures.draw_banks(self, array=array, block=block, warp=warp, **kwargs)
+    def show_banks(self, array=None, block=0, warp=0, limit=6):
+        block, array = self._picked(block, array)
+        warp, limit = self._warp(warp), _index("limit", limit, None, minimum=1)
+        return pictures.draw_banks(self, array=array, block=block, warp=warp, limit=limit)
+
+    # -- checking what a learner asked a picture of ----------------------------------------------
+    def _example(self) -> str:
+        return self.arrays[0].name.split(" (")[0].split(" ")[-1] if self.arrays else "out"
+
+    def _picked(self, block, array):
+        """block: a block's linear number; array: a parameter name (or None for every array)."""
+        block = _index("block", block, self.nblocks)
+        if array is not None:
+            self.array_id(array)  # says which names exist when this one does not
+        return block, array
+
+    def _warp(self, warp):
+        return _index("warp", warp, -(-self.threads_per_block // 32))
+
+
+def _index(name, value, count, minimum=0) -> int:
+    """A whole number in [minimum, count) for a picture or an id, or one sentence saying what fits."""
+    whole = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if whole and minimum <= value and (count is None or value < count):
+        return int(value)
+    fits = f"a whole number from {minimum} to {count - 1}" if count is not None else f"a whole number >= {minimum}"
+    raise LearnerError(f"{name} must be {fits} for this trace, not {shown(value)}.")

@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import _numba
 from .. import compile_check as _compile_check
-from ..errors import CourseError, KernelError, LearnerError
-from ..limits import RETURN_VALUE, block_problem, grid_problem, trace_size_problem
+from ..errors import CourseError, KernelError, LearnerError, shown
+from ..limits import RETURN_VALUE, block_problem, grid_problem, launch_dims, trace_size_problem
 from .arrays import TracedArray
 from .fakecuda import FakeCuda
 from .instrument import Instrumenter
@@ -330,18 +330,6 @@ def launch_limits(griddim, blockdim):
 # ----------------------------------------------------------------------------------------------
 
 
-def _dims(value, what):
-    if isinstance(value, numbers.Integral):
-        value = (int(value),)
-    try:
-        dims = tuple(int(v) for v in value)
-    except TypeError:
-        raise LearnerError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}.") from None
-    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise LearnerError(f"{what} must be 1 to 3 positive ints, not {value!r}.")
-    return dims + (1,) * (3 - len(dims))
-
-
 def _split_launch(kernel, args):
     """(python function, griddim, blockdim, sharedmem, kernel args) from either call style."""
     config = _numba.launch_configuration(kernel)
@@ -380,7 +368,7 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
     up to a second per new kernel, and exercise checks already do it themselves.
     """
     func, griddim, blockdim, dyn, kargs = _split_launch(kernel, args)
-    griddim, blockdim = _dims(griddim, "griddim"), _dims(blockdim, "blockdim")
+    griddim, blockdim = launch_dims(griddim, "griddim"), launch_dims(blockdim, "blockdim")
     if sharedmem is not None:
         dyn = int(sharedmem)
     launch_limits(griddim, blockdim)
@@ -422,10 +410,15 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
 
     out_ids = []
     for o in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
+        if isinstance(o, bool) or not isinstance(o, (str, numbers.Integral)):
+            raise LearnerError(
+                f"outputs names the output arrays by parameter name or position, such as outputs=({params[-1]!r},), "
+                f"not {shown(o)}."
+            )
         pos = o if isinstance(o, numbers.Integral) else (params.index(o) if o in params else None)
         if pos is None or not 0 <= pos < len(params) or not isinstance(traced_args[pos], TracedArray):
             raise LearnerError(
-                f"outputs: {o!r} is not an array parameter of {func.__name__} (parameters: {', '.join(params)})."
+                f"outputs: {shown(o)} is not an array parameter of {func.__name__} (parameters: {', '.join(params)})."
             )
         out_ids.append(traced_args[pos]._aid)
     t = Trace(func, griddim, blockdim, rec, out_ids)
