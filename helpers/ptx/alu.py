@@ -11,7 +11,7 @@ Why each rule is what it is (all from the PTX ISA):
     float64 and rounded once: at most 0.5 ulp from the true value, while the GPU's hardware
     approximations are within a few ulp (2 ulp for ex2/rsqrt; sin/cos absolute 2^-20.5).
     Compare such results with a tolerance of a few float32 ulps.
-  * float min/max return the non-NaN operand, the canonical NaN (0x7fffffff) if both are NaN; with
+  * float min/max return the non-NaN operand, the canonical NaN (see canonical_nan) if both are NaN; with
     `.NaN`, the canonical NaN if either is.
   * `div.approx.f32` with 2^126 < |b| < 2^128 gives 0 (NaN for an infinite a), as the ISA states.
 """
@@ -271,7 +271,9 @@ def _neg(ins, cx):
 
 
 def canonical_nan(dt):
-    """The PTX ISA's canonical NaN: all exponent and mantissa bits set, sign clear (0x7fffffff for .f32)."""
+    """The PTX ISA's canonical NaN: all exponent and mantissa bits set, sign clear (0x7fffffff for .f32).
+    min/max return it when both operands are NaN, except min.f64/max.f64 without .NaN: on an H200 they
+    returned the second operand, quieted (tests/ptx_corpus, fmin_fmax_nan_signed_zero)."""
     dt = np.dtype(dt)
     u = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
     return np.array([np.iinfo(u).max >> 1], u).view(dt)[0]
@@ -286,6 +288,9 @@ def _fminmax(is_min, nan):
         pick_a = pick_a | ((a == b) & first) | np.isnan(b)
         r = np.where(pick_a, a, b)
         both = (np.isnan(a) | np.isnan(b)) if nan else (np.isnan(a) & np.isnan(b))
+        if a.dtype == np.float64 and not nan:  # the second NaN, quieted, as an H200 returned (see canonical_nan)
+            quiet = (b.view(np.uint64) | np.uint64(1 << 51)).view(np.float64)
+            return np.where(both, quiet, r).astype(a.dtype)
         return np.where(both, canonical_nan(a.dtype), r).astype(a.dtype)
 
     return f

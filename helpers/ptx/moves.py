@@ -1,7 +1,7 @@
 """mov, cvt, setp, selp, slct and testp: moving values between types and comparing them.
 
 Why the care: `cvt` is where C casts become PTX, and the GPU's rules differ from NumPy's
-`astype`: float -> int conversions saturate and turn NaN into 0, int -> float conversions and
+`astype`: float -> int conversions saturate (NaN: see _float_to_int), int -> float conversions and
 float narrowing honour the rounding modifier, `.sat` clamps. Comparisons follow the PTX
 table: ordered ops are false with a NaN operand, the `u` forms (equ, ltu, ...) are true.
 """
@@ -29,15 +29,24 @@ def _mov(ins, cx):
 
 
 def _float_to_int(x, D, mode):
-    """Saturating float -> int with NaN -> 0, as `cvt.rzi.s32.f32` and friends do."""
+    """Saturating float -> int, as `cvt.rzi.s32.f32` and friends do (NaN: see the end)."""
+    src_f64 = x.dtype == np.float64
     x = np.asarray(x, np.float64) if x.dtype != np.float64 else np.asarray(x)
     r = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil, "": np.trunc}[mode](x)
     info = np.iinfo(D)
-    r = np.where(np.isnan(r), 0, r)
+    nan = np.isnan(r)
+    r = np.where(nan, 0, r)
     lo, hi = float(info.min), float(info.max)
     big = r >= hi
     out = np.clip(r, lo, hi).astype(D) if D.itemsize < 8 else np.where(big, 0, np.clip(r, lo, hi)).astype(D)
-    return np.where(big, D.type(info.max), out).astype(D)
+    out = np.where(big, D.type(info.max), out).astype(D)
+    if (src_f64 or D.itemsize == 8) and nan.any():
+        # NaN from .f64, or into a 64-bit integer, gives the top bit alone (INT_MIN; 2^31 or 2^63
+        # unsigned): what an H200 returned in the differential corpus (float_to_int_specials,
+        # rounding_to_integral). From .f32 into 32 bits or fewer it gives 0.
+        top = np.array([1 << (8 * D.itemsize - 1)], np.uint64).astype(np.dtype(f"u{D.itemsize}")).view(D)[0]
+        out = np.where(nan, top, out).astype(D)
+    return out
 
 
 def _narrow_directed(x, r, mode):
