@@ -58,7 +58,23 @@ def versions_here():
     return ".".join(map(str, nvrtc_version()))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+# Differences the H200 run showed and the interpreter does not model yet (issue 14 follow-up). Strict:
+# once the interpreter matches, the xfail fails and this entry must go.
+KNOWN_DIFFERENCES = {
+    "index_grid_stride_size_t": "ptxas contracts the PTX's separate mul.f32 and sub.f32 (no rounding "
+    "modifier, so contractible) into one fma on the GPU; the interpreter rounds twice: 1 ulp in 305 of 1,000",
+    "denormals_ftz": "with -ftz=true the GPU's add.ftz.f32 of a subnormal and a normal operand gave the "
+    "unflushed sum (1 ulp above the interpreter's flushed one) in 1,443 elements; not yet explained",
+}
+
+
+def _case_param(c):
+    if c.name in KNOWN_DIFFERENCES:
+        return pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[c.name]))
+    return c
+
+
+@pytest.mark.parametrize("case", [_case_param(c) for c in CASES], ids=[c.name for c in CASES])
 def test_interpreter_matches_gpu(case):
     results = gpu_results()
     inputs = case.inputs()
