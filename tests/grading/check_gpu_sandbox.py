@@ -72,7 +72,8 @@ def main(folder: Path, mode: str = "gpu") -> int:
     salt = "gpu-check-" + uuid.uuid4().hex[:6]
     argv = [sys.executable, "-m", "helpers.grade", subs, "--out", out, "--course", course, "-j", "1"]
     argv += ["--mode", mode, "--salt", salt, "--cell-timeout", "60"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), fx.SECRET: "instructor-secret"}
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)  # keep a shadowing site
+    env = {**os.environ, "PYTHONPATH": path, fx.SECRET: "instructor-secret"}
     run = subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
     print(run.stdout[-6000:], run.stderr[-3000:], sep="\n")
     time.sleep(2)
