@@ -343,7 +343,7 @@ def test_integrity_ignores_caches_but_not_replaced_methods():
 
 
 def test_review_ignores_what_the_course_itself_uses():
-    from helpers.grading.execute import review_flags
+    from helpers.grading.review import review_flags
 
     course = ["import ctypes", "args = (ctypes.c_void_p * 3)()"]
     student = [(3, "import ctypes"), (4, "import gc\ngc.get_objects()")]

@@ -10,6 +10,9 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
 - ``cells``        the child's tools for one cell: IPython syntax, timers, limits, signed lines, plain data
 - ``execute``      the parent's side of one submission: start the child, timeouts, output caps,
                    crashes, a second run that skips a crashing cell
+- ``sandbox``      each child in its own Linux namespaces (bubblewrap or unshare), or says why not
+- ``review``       static review: code a course notebook rarely needs, flagged for a human
+- ``devices``      which GPU each worker uses, and what each child saw
 - ``records``      what the child reported, turned into the record of one submission
 - ``report``       grades.csv, grades.json, one feedback page per student, the terminal summary
 - ``cli``          argument parsing, seeds, parallel workers (one per GPU), --resume

@@ -15,7 +15,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import re
 import secrets
 import signal
 import subprocess
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cells import GPU_POISONED
-from .course import CourseNotebook, cell_source
+from .course import CourseNotebook
 from .records import (
     HEAD_BYTES,
     MAX_RESULT_LINE,
@@ -39,6 +38,7 @@ from .records import (
     read_results,
 )
 from .records import verified as _verified
+from .review import code_cells, review_flags
 from .submissions import Submission, read_cells
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,28 +62,6 @@ _ENV_KEEP = (
     "MPLCONFIGDIR",
     "XDG_CACHE_HOME",
 )
-
-# Static review: code that is legitimate in a course notebook only very rarely. Flagged for a
-# human to look at; never changes a grade by itself.
-_REVIEW = [
-    (
-        r"sys\._getframe|\bf_back\b|\bf_locals\b|\bf_globals\b|inspect\.(currentframe|stack)\b",
-        "inspects the call stack",
-    ),
-    (r"\bgc\.get_(objects|referrers|referents)\b", "searches the garbage collector's objects"),
-    (r"\bctypes\b", "uses ctypes"),
-    (r"__code__|__closure__|__globals__", "rewrites function internals"),
-    (r"\bsys\.modules\b|importlib\.reload|\bbuiltins\b|__builtins__", "changes modules or builtins"),
-    (r"sys\.(settrace|setprofile)|threading\.(settrace|setprofile)", "installs a tracing hook"),
-    (
-        r"helpers\.(exercises|grading|_progress)|\bExercise\b|\._grade\b|\.grade\s*\(|\bgrade_kernel\b",
-        "touches the grading engine",
-    ),
-    (r"\b(np|numpy)\.(allclose|isclose|array_equal|testing)\s*=", "reassigns a NumPy comparison"),
-    (r"\.reference\b|\breference_answer\b|\bnb\d\d\._\w+", "uses a reference solution"),
-    (r"os\._exit|os\.kill|signal\.(signal|alarm|setitimer)|\bos\.fork\b|setsid", "exits, kills or handles signals"),
-    (r"/proc/|\bos\.(dup2|write)\b", "writes to low-level files"),
-]
 
 
 @dataclass
@@ -151,24 +129,6 @@ class Attempt:
                 f"the grader's process did not start (exit code {rc})" if rc else "the grader's process did not start"
             )
         return f"the notebook's process ended early (exit code {rc}: os._exit or a fatal error)"
-
-
-def code_cells(cells) -> list:
-    return [(i, cell_source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "code" and cell_source(c).strip()]
-
-
-def review_flags(cells, pristine_sources=()) -> list[str]:
-    """Suspicious code in the student's cells. A match that also occurs in the pristine course
-    notebook (notebook 10 teaches ctypes for kernel arguments) is the course's, not the student's."""
-    course = "\n".join(pristine_sources)
-    flags = []
-    for index, source in cells:
-        for pattern, what in _REVIEW:
-            for m in re.finditer(pattern, source):
-                if m.group(0) not in course:
-                    flags.append(f"cell {index + 1} {what} (`{m.group(0)}`)")
-                    break
-    return flags
 
 
 def child_env(settings: Settings, workdir: Path, gpu: str | None) -> dict:
