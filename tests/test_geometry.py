@@ -81,3 +81,24 @@ def test_explorer_redraws_when_a_control_moves():
     assert "row = blockIdx.y" in info.value and n.layout.display == "none"
     shown = {c.description for c in (n, rows, cols, tpb, bxy, rule, manual) if c.layout.display != "none"}
     assert shown == {"rows", "cols", "block side (x = y)", "blocks per grid"}
+
+
+def test_floor_division_to_zero_blocks_shows_the_gpus_refusal():
+    """n // t is 0 when n < t: the explorer used to draw 1 block; a GPU refuses the launch (Numba raised
+    ValueError on the H100), so the text and the picture say so and no element is handled."""
+    launch = geometry.launch_1d(20, 32, blocks=20 // 32)
+    assert launch.grid == (0, 1) and launch.skipped() == 20
+    assert "a GPU refuses a launch with 0 blocks" in launch.describe() and "(n + t - 1) // t" in launch.describe()
+    assert "refuses a launch with 0 blocks" in geometry.draw_launch(launch).axes[0].get_title()
+    flat = geometry.launch_2d((5, 5), (8, 8), (5 // 8, 5 // 8))
+    assert "refuses" in geometry.draw_launch(flat).axes[0].get_title()
+    w = geometry.grid_explorer()
+    mode, n, rows, cols, tpb, bxy, rule, manual, info, out = w.children
+    assert tpb.max == 1024  # a block can hold 1,024 threads
+    rule.value, n.value = "floor", 20
+    assert "0 blocks" in info.value and "refuses" in info.value
+
+
+def test_the_text_counts_warps_and_a_partly_filled_last_warp():
+    assert "1 warp of 32 per block" in geometry.launch_1d(64, 32).describe()
+    assert "2 warps of 32 per block (the last one has 16 threads" in geometry.launch_1d(70, 48).describe()

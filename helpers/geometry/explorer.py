@@ -25,7 +25,7 @@ def grid_explorer(dims: int = 1):
     n = w.IntSlider(5, 1, 200, description="array length n", style=style, layout=lay())
     rows = w.IntSlider(20, 1, 64, description="rows", style=style, layout=lay())
     cols = w.IntSlider(20, 1, 64, description="cols", style=style, layout=lay())
-    tpb = w.IntSlider(32, 1, 128, description="threads per block", style=style, layout=lay())
+    tpb = w.IntSlider(32, 1, 1024, description="threads per block", style=style, layout=lay())
     bxy = w.IntSlider(8, 1, 32, description="block side (x = y)", style=style, layout=lay())
     rule = w.Dropdown(
         options=[("ceil: (n + t - 1) // t", "ceil"), ("floor: n // t  (the bug)", "floor"), ("manual", "manual")],
@@ -42,13 +42,13 @@ def grid_explorer(dims: int = 1):
         if mode.value == 1:
             if rule.value == "ceil":
                 return launch_1d(n.value, tpb.value)
-            b = max(1, n.value // tpb.value) if rule.value == "floor" else manual.value
+            b = n.value // tpb.value if rule.value == "floor" else manual.value
             return launch_1d(n.value, tpb.value, b)
         shape, blk = (rows.value, cols.value), (bxy.value, bxy.value)
         if rule.value == "ceil":
             return launch_2d(shape, blk)
         if rule.value == "floor":
-            return launch_2d(shape, blk, (max(1, cols.value // bxy.value), max(1, rows.value // bxy.value)))
+            return launch_2d(shape, blk, (cols.value // bxy.value, rows.value // bxy.value))
         return launch_2d(shape, blk, (manual.value, manual.value))
 
     def redraw(*_):

@@ -128,9 +128,19 @@ class Launch:
         blk = self.block[0] if self.ndim == 1 else f"({self.block[0]}, {self.block[1]})"
         grd = self.grid[0] if self.ndim == 1 else f"({self.grid[0]}, {self.grid[1]})"
         text = f"{dims} elements, {grd} blocks of {blk} threads = {self.threads} threads; {self.idle()} idle"
+        if 0 in self.grid:
+            return text + (
+                "; a GPU refuses a launch with 0 blocks (Numba raises ValueError: LaunchConfig.grid values "
+                "must be >= 1), so NO element is handled: round the block count up, (n + t - 1) // t"
+            )
         s = self.skipped()
         if s:
             text += f"; {s} element{'s' if s != 1 else ''} NOT handled by any thread (grid too small)"
+        per = self.block[0] * self.block[1]
+        warps = -(-per // 32)
+        text += f"; {warps} warp{'s' if warps != 1 else ''} of 32 per block"
+        if per % 32:
+            text += f" (the last one has {per % 32} threads: a multiple of 32 fills every warp)"
         return text
 
 
@@ -140,7 +150,8 @@ def launch_1d(n: int, threads_per_block: int, blocks: int | None = None) -> Laun
     t = _positive_int("threads_per_block", threads_per_block)
     if t > MAX_THREADS_PER_BLOCK:
         raise LearnerError(f"threads_per_block={t} is more than the {MAX_THREADS_PER_BLOCK} a CUDA block can hold.")
-    b = blocks_for(n, t) if blocks is None else _positive_int("blocks", blocks)
+    # 0 blocks is allowed here (n // t is 0 whenever n < t): the picture shows what a GPU does with it
+    b = blocks_for(n, t) if blocks is None else _whole("blocks", blocks, minimum=0)
     return _modelled(Launch((n,), (t, 1), (b, 1)))
 
 
@@ -155,6 +166,6 @@ def launch_2d(shape: tuple[int, int], block: tuple[int, int], grid: tuple[int, i
     g = (
         (blocks_for(cols, bx), blocks_for(rows, by))
         if grid is None
-        else tuple(_positive_int(f"grid {axis}", v) for axis, v in zip("xy", _pair("grid", grid, "(3, 2)")))
+        else tuple(_whole(f"grid {axis}", v, minimum=0) for axis, v in zip("xy", _pair("grid", grid, "(3, 2)")))
     )
     return _modelled(Launch((rows, cols), (bx, by), g))

@@ -78,6 +78,8 @@ def _draw_1d(launch, ax=None):
     title = f"{b} block(s) x {t} threads = {total} threads for {n} elements: {idle} idle"
     if skipped:
         title += f", {skipped} element(s) never handled"
+    if b == 0:
+        title += ": a GPU refuses a launch with 0 blocks"
     if shown < width:
         title += f"  (first {shown} drawn)"
     ax.set_title(title, fontsize=10, color=SKIPPED if skipped else "black")
@@ -133,6 +135,8 @@ def _draw_2d(launch, ax=None):
     title = f"grid ({gx}, {gy}) of ({bx}, {by}) blocks over a {rows}x{cols} array: {launch.idle()} idle threads"
     if skipped:
         title += f", {skipped} elements never handled"
+    if 0 in launch.grid:
+        title += ": a GPU refuses a launch with 0 blocks"
     ax.set_title(title, fontsize=10, color=SKIPPED if skipped else "black")
     ax.legend(
         handles=[
