@@ -50,6 +50,10 @@ KEYS = (
     "sgemm_naive",
     "sgemm_tiled",
     "sgemm_regblock",
+    "sgemm_gen",
+    "sgemm_gen_db",
+    "sgemm_tuned",
+    "sgemm_c",
 )
 
 
@@ -382,6 +386,51 @@ class Bench:
             k.sgemm_regblock,
             k.sgemm_regblock_launch,
         )
+
+    # Steps 4-6: generated kernels (bench/sgemm.py says why each helps); step 6 is the fastest
+    # config of the last bench/sgemm_tune.py run (docs/data/sgemm_tune.json).
+    def _sgemm_gen(self, key, label, cfg):
+        from bench import sgemm
+
+        s = self.sizes.sgemm
+        kern, grid, block = sgemm.launch(cfg, s, s, s)
+        return self._sgemm(key, f"{label} ({cfg.name()})", kern, lambda m, n: (grid, block))
+
+    def k_sgemm_gen(self):
+        from bench import sgemm
+
+        return self._sgemm_gen("sgemm_gen", "SGEMM 4: unsigned 32-bit indices, unrolled scalars", sgemm.Config(DB=0))
+
+    def k_sgemm_gen_db(self):
+        from bench import sgemm
+
+        return self._sgemm_gen("sgemm_gen_db", "SGEMM 5: + double-buffered shared tiles", sgemm.Config())
+
+    def k_sgemm_tuned(self):
+        from bench import sgemm
+
+        return self._sgemm_gen("sgemm_tuned", "SGEMM 6: autotuned tile shape", sgemm.tuned())
+
+    def k_sgemm_c(self):
+        """The same tile in CUDA C with float4 loads, through cuda.core (bench/sgemm_c.py)."""
+        from cuda.core import Device
+
+        from bench import sgemm_c
+
+        cp, s = self.cp, self.sizes.sgemm
+        dev = Device(0)
+        dev.set_current()
+        label, macros = sgemm_c.VARIANTS[0]
+        kern = sgemm_c.compile_kernel(macros, f"sm_{dev.arch}")
+        A, B, C = self.rand((s, s)), self.rand((s, s)), cp.zeros((s, s), dtype=cp.float32)
+        row = report.Row("sgemm_c", f"SGEMM C: {label} (cuda.core)", "flops", f"{s}³ float32", work=2.0 * s**3)
+        tol = s * 2.0**-24
+
+        def check():
+            err = self._sgemm_error(A, B, C)
+            return err <= tol, f"scaled error {err:.1e}, allowed {tol:.1e}"
+
+        return self._measure(row, sgemm_c.launcher(kern, s, s, s, A, B, C, macros["BK"]), check)
 
 
 def _one_line(e: BaseException) -> str:
