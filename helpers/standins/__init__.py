@@ -1,4 +1,4 @@
-"""CPU stand-ins for the libraries that launch CUDA C: CuPy, PyCUDA, cuda.core and the driver API.
+"""CPU stand-ins for the libraries that launch CUDA C (CuPy, PyCUDA, cuda.core, the driver API) and cuda.compute.
 
     cp = helpers.standins.library("cupy")            # real CuPy on a GPU, the stand-in in CPU mode
     core = helpers.standins.library("cuda.core")
@@ -14,7 +14,7 @@ a stand-in does not model (timing, streams running concurrently, memory pools) i
 saying it needs a GPU. On a GPU, ``library`` returns the real module and nothing here runs.
 
 One module per library: ``cupy``, ``pycuda`` (driver, compiler.SourceModule, gpuarray,
-elementwise.ElementwiseKernel), ``cuda_core`` and ``driver``; ``_launch`` is what they share.
+elementwise.ElementwiseKernel), ``cuda_core``, ``driver`` and ``cuda_compute`` (NumPy semantics, notebook 14); ``_launch`` is what they share.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ STANDINS = {
     "cuda.core": "helpers.standins.cuda_core",
     "cuda.bindings.driver": "helpers.standins.driver",
     "pycuda": "helpers.standins.pycuda",
+    "cuda.compute": "helpers.standins.cuda_compute",
 }
 
 __all__ = ["STANDINS", "library"]

@@ -1,0 +1,203 @@
+"""Notebook 14 - cuda.compute: CCCL's device-wide algorithms from Python.
+
+The answers call ``cuda.compute`` (on a GPU) or its CPU stand-in (helpers.standins.cuda_compute),
+whichever ``helpers.standins.library("cuda.compute")`` gives the notebook: the judges use the same
+module object, count the learner's calls to it, and require the algorithm the exercise teaches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from helpers.exercises import CallExercise, ValueExercise, register
+from helpers.exercises.base import fmt
+
+
+def _libs():
+    from helpers.standins import library
+
+    return library("cupy"), library("cuda.compute")
+
+
+@contextlib.contextmanager
+def _counting(cc, names):
+    """Count calls to cc.<name> while the learner's function runs (the module object is shared)."""
+    calls = dict.fromkeys(names, 0)
+    saved = {n: getattr(cc, n) for n in names}
+
+    def wrap(name, fn):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+
+        return counted
+
+    for n in names:
+        setattr(cc, n, wrap(n, saved[n]))
+    try:
+        yield calls
+    finally:
+        for n, fn in saved.items():
+            setattr(cc, n, fn)
+
+
+def _host(cp, a):
+    return np.asarray(cp.asnumpy(a)) if hasattr(a, "__cuda_array_interface__") or isinstance(a, np.ndarray) else a
+
+
+# ----------------------------------------------------------------------------- reading a scan
+
+scan_offset = ValueExercise(
+    prompt="Stream compaction keeps the elements whose flag is 1. flags = [0, 1, 1, 0, 1, 0, 0, 1]. An exclusive "
+    "sum-scan of the flags gives each kept element its index in the output. What is the output index of the "
+    "element at position 4?",
+    answer=2,
+    mistakes={
+        3: "3 is the inclusive scan at position 4 (it counts the element itself); the exclusive scan counts only the "
+        "flags before it: 0 + 1 + 1 + 0 = 2.",
+        4: "the position in the input is 4; the output index counts only the kept elements before it.",
+    },
+    explanation="exclusive_scan([0,1,1,0,1,0,0,1]) = [0,0,1,2,2,3,3,3]: the kept elements go to 0, 1, 2 and 3, "
+    "and the total kept is the last offset plus the last flag.",
+    hints=("Add up the flags strictly before position 4.",),
+)
+
+# ----------------------------------------------------------------------------- compaction offsets
+
+
+def _offsets_reference(flags):
+    cp, cc = _libs()
+    n = flags.size
+    offsets = cp.empty(n, dtype=np.int32)
+    cc.exclusive_scan(d_in=flags, d_out=offsets, op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int32), num_items=n)
+    count = int(offsets[n - 1]) + int(flags[n - 1])
+    return offsets, count
+
+
+def _judge_offsets(fn, rng):
+    cp, cc = _libs()
+    sizes = [1, 2, int(rng.integers(3, 40)), int(rng.integers(1000, 5000))]
+    for i, n in enumerate(sizes):
+        flags_h = (rng.random(n) < rng.uniform(0.2, 0.8)).astype(np.int32)
+        if i == 0:
+            flags_h[:] = 1
+        want = np.concatenate(([0], np.cumsum(flags_h)[:-1])).astype(np.int64)
+        flags = cp.asarray(flags_h)
+        with _counting(cc, ("exclusive_scan", "inclusive_scan")) as calls:
+            got = fn(flags)
+        if not (isinstance(got, tuple) and len(got) == 2):
+            return False, f"compaction_offsets returned {fmt(got)}; return a pair (offsets, count)."
+        offsets, count = _host(cp, got[0]), got[1]
+        if not hasattr(offsets, "shape") or offsets.shape != (n,):
+            return False, f"for {n} flags the offsets have shape {getattr(offsets, 'shape', '?')}, expected ({n},)."
+        if not np.array_equal(offsets.astype(np.int64), want):
+            if np.array_equal(offsets.astype(np.int64), np.cumsum(flags_h)):
+                return False, (
+                    "those are inclusive-scan offsets (each counts its own flag), so the first kept element lands "
+                    "at 1: use cc.exclusive_scan with init_value=np.zeros(1, np.int32)."
+                )
+            bad = int(np.flatnonzero(offsets.astype(np.int64) != want)[0])
+            return False, f"for {n} flags, offset {bad} is {fmt(offsets[bad])} but should be {want[bad]}."
+        true_count = int(flags_h.sum())
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or int(count) != true_count:
+            return False, (
+                f"for {n} flags the count is {fmt(count)} but {true_count} are kept: it is the last offset plus the "
+                "last flag (the exclusive scan leaves the last element out)."
+            )
+        if calls["exclusive_scan"] == 0:
+            used = "cc.inclusive_scan" if calls["inclusive_scan"] else "something other than cuda.compute"
+            return False, (
+                f"right numbers, but computed with {used}: this exercise is about cc.exclusive_scan, the "
+                "device-wide scan CUB runs in one pass over the data."
+            )
+    return (
+        True,
+        f"right offsets and counts for {len(sizes)} flag arrays (1 to {sizes[-1]} flags), with cc.exclusive_scan.",
+    )
+
+
+compaction_offsets = CallExercise(
+    prompt="Write compaction_offsets(flags): flags is a device array of int32 0/1 values; return (offsets, count) "
+    "where offsets (an int32 device array) is the exclusive sum-scan of the flags computed with cc.exclusive_scan, "
+    "and count (a Python int) is how many flags are 1.",
+    reference=_offsets_reference,
+    judge=_judge_offsets,
+    hints=(
+        "cc.exclusive_scan(d_in=..., d_out=..., op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int32), num_items=n)",
+        "count = int(offsets[n - 1]) + int(flags[n - 1])",
+    ),
+)
+
+# ----------------------------------------------------------------------------- sort, largest first
+
+
+def _sort_reference(keys):
+    cp, cc = _libs()
+    out = cp.empty_like(keys)
+    cc.radix_sort(d_in_keys=keys, d_out_keys=out, num_items=keys.size, order=cc.SortOrder.DESCENDING)
+    return out
+
+
+def _judge_sort(fn, rng):
+    cp, cc = _libs()
+    cases = [
+        rng.integers(0, 2**32, size=int(rng.integers(1000, 4000)), dtype=np.uint32),
+        rng.integers(0, 5, size=int(rng.integers(5, 30)), dtype=np.uint32),  # many ties
+        (rng.standard_normal(int(rng.integers(100, 900))) * 100).astype(np.float32),  # negatives too
+    ]
+    for keys_h in cases:
+        keys = cp.asarray(keys_h)
+        with _counting(cc, ("radix_sort",)) as calls:
+            got = _host(cp, fn(keys))
+        want = np.sort(keys_h)[::-1]
+        if not hasattr(got, "shape") or got.shape != keys_h.shape:
+            return False, f"for {keys_h.size} keys it returned {fmt(got)}; return a device array of the same size."
+        if not np.array_equal(_host(cp, keys), keys_h):
+            return False, "the input keys changed: sort into a new array (d_out_keys), keep d_in_keys as it was."
+        if not np.array_equal(got, want):
+            if np.array_equal(got, np.sort(keys_h)):
+                return False, "sorted smallest first: pass order=cc.SortOrder.DESCENDING."
+            return False, f"for {keys_h.size} {keys_h.dtype} keys the result is not sorted largest first."
+        if calls["radix_sort"] == 0:
+            return False, (
+                "right order, but not with cc.radix_sort: this exercise is about CUB's radix sort, which sorts "
+                "descending without a reversed copy."
+            )
+    return True, "sorted uint32 keys (with ties) and float32 keys (with negatives) largest first, with cc.radix_sort."
+
+
+sort_descending = CallExercise(
+    prompt="Write sort_descending(keys): return a new device array with the keys (uint32 or float32) sorted largest "
+    "first, using cc.radix_sort; do not change keys.",
+    reference=_sort_reference,
+    judge=_judge_sort,
+    hints=(
+        "out = cp.empty_like(keys); cc.radix_sort(d_in_keys=keys, d_out_keys=out, num_items=keys.size, order=...)",
+        "order=cc.SortOrder.DESCENDING",
+    ),
+)
+
+
+def _offsets_solution():
+    return (
+        "def compaction_offsets(flags):\n    n = flags.size\n    offsets = cp.empty(n, dtype=np.int32)\n"
+        "    cc.exclusive_scan(d_in=flags, d_out=offsets, op=cc.OpKind.PLUS,\n"
+        "                      init_value=np.zeros(1, np.int32), num_items=n)\n"
+        "    return offsets, int(offsets[n - 1]) + int(flags[n - 1])\n"
+    )
+
+
+def _sort_solution():
+    return (
+        "def sort_descending(keys):\n    out = cp.empty_like(keys)\n"
+        "    cc.radix_sort(d_in_keys=keys, d_out_keys=out, num_items=keys.size, order=cc.SortOrder.DESCENDING)\n"
+        "    return out\n"
+    )
+
+
+compaction_offsets._solution_text = _offsets_solution  # the reference reaches cp and cc through helpers
+sort_descending._solution_text = _sort_solution
+
+EXERCISES = register(__name__, globals())

@@ -1,0 +1,69 @@
+"""Wrong answers for helpers/problems/nb14.py (cuda.compute), run against the CPU stand-in in CPU mode."""
+
+import numpy as np
+
+from helpers.standins import library
+
+from . import Wrong
+
+cp, cc = library("cupy"), library("cuda.compute")
+
+
+def inclusive_offsets(flags):
+    n = flags.size
+    out = cp.empty(n, dtype=np.int32)
+    cc.inclusive_scan(d_in=flags, d_out=out, op=cc.OpKind.PLUS, init_value=None, num_items=n)
+    return out, int(out[n - 1])
+
+
+def count_misses_last(flags):
+    n = flags.size
+    out = cp.empty(n, dtype=np.int32)
+    cc.exclusive_scan(d_in=flags, d_out=out, op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int32), num_items=n)
+    return out, int(out[n - 1])
+
+
+def host_cumsum(flags):
+    f = cp.asnumpy(flags)
+    offsets = np.concatenate(([0], np.cumsum(f)[:-1])).astype(np.int32)
+    return cp.asarray(offsets), int(f.sum())
+
+
+def offsets_only(flags):
+    return count_misses_last(flags)[0]
+
+
+def ascending(keys):
+    out = cp.empty_like(keys)
+    cc.radix_sort(d_in_keys=keys, d_out_keys=out, num_items=keys.size, order=cc.SortOrder.ASCENDING)
+    return out
+
+
+def reversed_copy(keys):
+    return cp.asarray(np.sort(cp.asnumpy(keys))[::-1].copy())
+
+
+def in_place(keys):
+    cc.radix_sort(d_in_keys=keys, d_out_keys=keys, num_items=keys.size, order=cc.SortOrder.DESCENDING)
+    return keys
+
+
+WRONG = {
+    "scan_offset": [
+        Wrong("inclusive scan", 3, "inclusive scan"),
+        Wrong("input position", 4, "position in the input"),
+        Wrong("unknown", 7, "not right"),
+    ],
+    "compaction_offsets": [
+        Wrong("inclusive scan", inclusive_offsets, "inclusive-scan offsets"),
+        Wrong("count forgets the last flag", count_misses_last, "last offset plus the"),
+        Wrong("on the host with NumPy", host_cumsum, "something other than cuda.compute"),
+        Wrong("offsets only", offsets_only, "return a pair"),
+    ],
+    "sort_descending": [
+        Wrong("ascending", ascending, "smallest first"),
+        Wrong("reversed NumPy sort", reversed_copy, "not with cc.radix_sort"),
+        Wrong("sorted in place", in_place, "input keys changed"),
+    ],
+}
+WRONG_GPU = {}
