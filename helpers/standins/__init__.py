@@ -14,7 +14,8 @@ a stand-in does not model (timing, streams running concurrently, memory pools) i
 saying it needs a GPU. On a GPU, ``library`` returns the real module and nothing here runs.
 
 One module per library: ``cupy``, ``pycuda`` (driver, compiler.SourceModule, gpuarray,
-elementwise.ElementwiseKernel), ``cuda_core``, ``driver`` and ``cuda_compute`` (NumPy semantics, notebook 14); ``_launch`` is what they share.
+elementwise.ElementwiseKernel), ``cuda_core``, ``driver`` and ``cuda_compute`` (NumPy semantics, notebook 14);
+``_launch`` is what they share.
 """
 
 from __future__ import annotations
