@@ -11,8 +11,6 @@ order, which is how the parser names them: Numba's mangled kernel names are not 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import os
 import sys
@@ -72,21 +70,12 @@ def launches(size=4096):
 
 def parse(text: str) -> list[dict]:
     """ncu --csv output -> one dict per kernel launch, in launch order, with the ladder's labels."""
-    start = text.find('"ID"')
-    if start < 0:
-        raise ValueError('no ncu CSV table found (the header row starts with "ID")')
-    rows = list(csv.DictReader(io.StringIO(text[start:])))
-    by_id: dict[str, dict] = {}
-    for r in rows:
-        rec = by_id.setdefault(r["ID"], {"kernel": r.get("Kernel Name", "")[:60]})
-        name = r["Metric Name"]
-        if name in METRICS:
-            value = r["Metric Value"].replace(",", "")
-            try:
-                rec[name] = float(value)
-            except ValueError:
-                rec[name] = value
-    recs = [by_id[k] for k in sorted(by_id, key=int)]
+    from helpers import profiling
+
+    try:
+        recs = profiling.parse(text, METRICS)
+    except Exception as e:  # LearnerError: keep this tool's contract (ValueError)
+        raise ValueError(f"no ncu CSV table found: {e}") from None
     for label, rec in zip(LADDER, recs):
         rec["step"] = label
     return recs

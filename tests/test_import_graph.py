@@ -28,7 +28,7 @@ LAYERS = (
         "helpers.grading.sandbox",
         "helpers._safety",
     ),
-    ("helpers._numba", "helpers.env", "helpers.cuda_c", "helpers.compile_check"),
+    ("helpers._numba", "helpers.env", "helpers.cuda_c", "helpers.compile_check", "helpers.profiling"),
     ("helpers.geometry",),
     ("helpers.tracer",),
     ("helpers.ptx",),

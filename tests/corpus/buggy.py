@@ -120,11 +120,12 @@ def normalize_racy(x, total, out):
 # -- uninitialised shared memory ----------------------------------------------------------------
 
 BLOCK = 32
+HALO_TILE = BLOCK + 2  # Numba's real compiler refuses an expression as a shared-array shape
 
 
 @cuda.jit
 def stencil_no_halo(x, out):
-    tile = cuda.shared.array(BLOCK + 2, float32)
+    tile = cuda.shared.array(HALO_TILE, float32)  # a shape must be one constant: BLOCK + 2 does not compile
     i = cuda.grid(1)
     t = cuda.threadIdx.x + 1
     tile[t] = x[i]  # the two halo cells tile[0] and tile[BLOCK + 1] are never loaded
