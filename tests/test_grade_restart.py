@@ -34,3 +34,24 @@ def test_a_notebook_that_kills_its_process_before_ready_is_not_restarted_forever
     assert calls == 2, err[-2000:]
     assert {e["status"] for e in rec["exercises"]} == {"not_graded"}
     assert "did not start" in rec["exercises"][0]["message"]
+
+
+def test_a_broken_gpu_context_is_found_by_asking_the_gpu():
+    """The check's sentence for a failed launch need not name the CUDA error (found on an H200: the
+    next exercise was graded 'error'); the child now asks the context itself after each step."""
+    from helpers.grading.cells import gpu_context_broken
+
+    class CudaAPIError(Exception):
+        pass
+
+    def illegal():
+        raise CudaAPIError("[700] Call to cuCtxSynchronize results in CUDA_ERROR_ILLEGAL_ADDRESS")
+
+    def unnamed():
+        raise CudaAPIError("[719] unspecified launch failure")
+
+    def fine():
+        return None
+
+    assert gpu_context_broken(illegal) and gpu_context_broken(unnamed)
+    assert not gpu_context_broken(fine)

@@ -101,6 +101,25 @@ def poisons_gpu(text: str) -> bool:
     return any(code in text for code in STICKY_CUDA_ERRORS)
 
 
+def gpu_context_broken(synchronize=None) -> bool:
+    """Ask the GPU itself whether this process's CUDA context survived (GPU mode only).
+
+    Why not only read the error text: the course's checks turn a failed launch into a learner's
+    sentence, which need not name the CUDA error, and a check may fail in a later call than the
+    launch. A sticky error (an illegal address, a failed launch) makes every later call fail, so
+    one synchronize after each graded step tells the truth whatever the messages said.
+    """
+    try:
+        if synchronize is None:
+            from numba import cuda
+
+            synchronize = cuda.synchronize
+        synchronize()
+    except Exception as e:  # noqa: BLE001 - any failure here means the context is unusable
+        return True if poisons_gpu(f"{e}") else "CudaAPIError" in type(e).__name__ or "CUDA_ERROR" in f"{e}"
+    return False
+
+
 def describe_exception(e) -> str:
     if isinstance(e, CellTimeout):
         return "timed out"

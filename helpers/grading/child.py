@@ -31,6 +31,7 @@ from .cells import (
     CellTimeout,
     Shell,
     describe_exception,
+    gpu_context_broken,
     limits,
     plain,
     poisons_gpu,
@@ -51,6 +52,7 @@ class Runner:
         self.graded = set(job.get("exclude", ()))  # excluded: crashed or hung the process in an earlier run
         self.cell = None
         self.tampered = None
+        self.on_gpu = False  # set in bootstrap; asks gpu_context_broken() after each cell and graded step
 
     # -- bootstrap: everything trusted is imported and snapshotted before student code exists
     def bootstrap(self):
@@ -93,7 +95,8 @@ class Runner:
         self.not_attempted = E.not_attempted
         from .integrity import Integrity
 
-        self.integrity = Integrity(self.exercises.values(), gpu=env.on_gpu())
+        self.on_gpu = env.on_gpu()
+        self.integrity = Integrity(self.exercises.values(), gpu=self.on_gpu)
 
     def _neutralise(self, E):
         runner = self
@@ -154,6 +157,8 @@ class Runner:
                 self.emit({"type": "cell_error", "cell": index, "error": what, "timeout": isinstance(exc, CellTimeout)})
                 if poisons_gpu(what):
                     os._exit(GPU_POISONED)  # nothing after this cell could use the GPU
+            if self.on_gpu and gpu_context_broken():  # an error a launch left behind without raising
+                os._exit(GPU_POISONED)
             self._after_cell()
         self.cell = None
 
@@ -212,6 +217,8 @@ class Runner:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result, exc = timed(lambda: self.grade(ex, answer, seed=spec["seed"], **options), self.grade_timeout)
+        if self.on_gpu and gpu_context_broken():
+            os._exit(GPU_POISONED)  # whatever the check said: the parent grades this one as an error, reruns the rest
         if exc is not None:
             msg = (
                 f"grading stopped after {self.grade_timeout:g} s: your code did not finish (an endless loop?)."
