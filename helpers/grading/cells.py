@@ -87,10 +87,12 @@ STICKY_CUDA_ERRORS = (
     "CUDA_ERROR_MISALIGNED_ADDRESS",
     "CUDA_ERROR_HARDWARE_STACK_ERROR",
     "CUDA_ERROR_INVALID_PC",
+    "CUDA_ERROR_INVALID_ADDRESS_SPACE",  # what a far out-of-bounds store gave on the H100 (error 717)
     "cudaErrorIllegalAddress",
     "cudaErrorLaunchFailure",
     "cudaErrorIllegalInstruction",
     "cudaErrorMisalignedAddress",
+    "cudaErrorInvalidAddressSpace",
 )
 
 
