@@ -120,6 +120,7 @@ bench: $(ENV_DEP)
 	{ echo; cat build/bench-interop.md; } >> docs/benchmarks.md
 	COURSE_MODE=gpu $(PY) -m bench.crossover --out docs/data --docs docs/benchmarks.md
 	COURSE_MODE=gpu $(PY) bench/cccl.py --out docs/data/cccl.json --docs docs/benchmarks.md
+	COURSE_MODE=gpu $(PY) bench/launch_cost.py --out docs/data/launch_cost.json --docs docs/benchmarks.md
 
 grade: $(ENV_DEP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder-or-zip [OUT=grades]"; exit 2; }

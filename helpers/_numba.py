@@ -156,3 +156,21 @@ def parfor_count(obj) -> int:
         diagnostics = obj.get_metadata(sig).get("parfor_diagnostics")
         count = max(count, len(getattr(diagnostics, "initial_parfors", None) or []))
     return count
+
+
+def compiled_kernel(dispatcher):
+    """(cubin bytes, entry-point name) of a @cuda.jit kernel's one compiled overload (GPU mode).
+
+    Why here: reaching the machine code goes through Numba's internals (the overload's code
+    library), and this module is where the course keeps every such reach. Notebook 11 loads the
+    cubin with cuda.core to launch Numba's kernel without Numba's per-launch Python work.
+    """
+    overloads = list(getattr(dispatcher, "overloads", {}).values())
+    if len(overloads) != 1:
+        raise ValueError(
+            f"the kernel has {len(overloads)} compiled versions; give it one signature "
+            '(@cuda.jit("void(float32, float32[::1], ...)")) or launch it once first.'
+        )
+    ovl = overloads[0]
+    cubin = ovl.library.get_cubin()
+    return bytes(getattr(cubin, "code", cubin)), ovl.entry_name
