@@ -9,6 +9,8 @@ import numpy as np
 from numba import cuda
 
 from helpers.exercises import (
+    ApproxFunctionExercise,
+    Floats,
     FunctionExercise,
     In,
     Ints,
@@ -198,6 +200,52 @@ occupancy = FunctionExercise(
         "warps = (threads + 31) // 32; registers per warp = (regs * 32 + 255) // 256 * 256; the register limit "
         "is REGISTERS_PER_SM // (warps * registers per warp).",
         "With smem == 0 shared memory sets no limit; otherwise SHARED_PER_SM // smem.",
+    ),
+)
+
+
+# ----------------------------------------------------------------------------- roofline arithmetic
+
+
+def _attainable_tflops(flops, dram_bytes, bandwidth_gbs, peak_tflops):
+    return min(peak_tflops, flops / dram_bytes * bandwidth_gbs / 1000)
+
+
+roofline = ApproxFunctionExercise(
+    prompt="Write attainable_tflops(flops, dram_bytes, bandwidth_gbs, peak_tflops): the roofline's bound for a kernel "
+    "that does `flops` floating-point operations and moves `dram_bytes` bytes of DRAM traffic, on a GPU whose "
+    "measured bandwidth is `bandwidth_gbs` GB/s and compute peak `peak_tflops` TFLOP/s. Return TFLOP/s.",
+    reference=_attainable_tflops,
+    inputs={
+        "flops": Floats(1e6, 1e13),
+        "dram_bytes": Floats(1e6, 1e11),
+        "bandwidth_gbs": Floats(500, 4000),
+        "peak_tflops": Floats(10, 70),
+    },
+    edge_cases=(
+        (2 * 2**26, 12 * 2**26, 3000.0, 50.0),  # SAXPY: 1/6 FLOP per byte, bandwidth-bound
+        (2 * 4096**3, 3 * 4 * 4096**2, 3000.0, 50.0),  # SGEMM 4096: compute-bound
+    ),
+    mistakes=(
+        (
+            lambda flops, dram_bytes, bandwidth_gbs, peak_tflops: flops / dram_bytes * bandwidth_gbs / 1000,
+            "that is the sloped roof alone: a kernel can never beat the compute peak either, return the smaller of "
+            "the two.",
+        ),
+        (
+            lambda flops, dram_bytes, bandwidth_gbs, peak_tflops: min(peak_tflops, flops / dram_bytes * bandwidth_gbs),
+            "FLOP per byte times GB/s gives GFLOP/s: divide by 1000 for TFLOP/s.",
+        ),
+        (
+            lambda flops, dram_bytes, bandwidth_gbs, peak_tflops: max(
+                peak_tflops, flops / dram_bytes * bandwidth_gbs / 1000
+            ),
+            "the roofline is the lower of the two roofs (min), not the higher.",
+        ),
+    ),
+    hints=(
+        "Arithmetic intensity = flops / dram_bytes (FLOP per byte).",
+        "min(peak_tflops, intensity * bandwidth_gbs / 1000)",
     ),
 )
 

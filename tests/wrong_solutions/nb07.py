@@ -140,3 +140,27 @@ WRONG = {
         Wrong("wrong dtype", occ_float, "float"),
     ],
 }
+
+
+def _roof_no_min(flops, dram_bytes, bandwidth_gbs, peak_tflops):
+    return flops / dram_bytes * bandwidth_gbs / 1000
+
+
+def _roof_gflops(flops, dram_bytes, bandwidth_gbs, peak_tflops):
+    return min(peak_tflops, flops / dram_bytes * bandwidth_gbs)
+
+
+def _roof_max(flops, dram_bytes, bandwidth_gbs, peak_tflops):
+    return max(peak_tflops, flops / dram_bytes * bandwidth_gbs / 1000)
+
+
+def _roof_bytes_per_flop(flops, dram_bytes, bandwidth_gbs, peak_tflops):
+    return min(peak_tflops, dram_bytes / flops * bandwidth_gbs / 1000)
+
+
+WRONG["roofline"] = [
+    Wrong("sloped roof only", _roof_no_min, "the smaller of"),
+    Wrong("GFLOP/s", _roof_gflops, "divide by 1000"),
+    Wrong("max", _roof_max, "lower of the two roofs"),
+    Wrong("bytes per FLOP", _roof_bytes_per_flop, "returned"),
+]
