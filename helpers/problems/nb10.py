@@ -206,4 +206,75 @@ to_cubin = CallExercise(
     ),
 )
 
+
+# ----------------------------------------------------------------------------- a cuda.core launch
+
+_saxpy_src = r"""
+extern "C" __global__ void saxpy(const float* x, const float* y, float* out, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i] + y[i];
+}
+"""
+
+
+def _launch_saxpy_reference(stream, kernel, x, y, out, a):
+    from helpers.standins import library
+
+    core = library("cuda.core")
+    n = out.size
+    threads = 256
+    config = core.LaunchConfig(grid=(n + threads - 1) // threads, block=threads)
+    core.launch(stream, config, kernel, x.data.ptr, y.data.ptr, out.data.ptr, np.float32(a), np.int32(n))
+
+
+def _judge_launch(fn, rng):
+    from helpers.standins import library
+
+    core, cp = library("cuda.core"), library("cupy")
+    dev = core.Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    kernel = core.Program(_saxpy_src, code_type="c++", options=core.ProgramOptions(arch=f"sm_{dev.arch}"))
+    kernel = kernel.compile("cubin").get_kernel("saxpy")
+    for n in (int(rng.integers(300, 700)), 256, int(rng.integers(1, 40))):
+        a = float(round(rng.uniform(0.5, 3.0), 3))  # a Python float, as a learner's variable would be
+        x, y = cp.random.random(n, dtype=np.float32), cp.random.random(n, dtype=np.float32)
+        out = cp.full(n, np.nan, dtype=np.float32)
+        dev.sync()
+        fn(stream, kernel, x, y, out, a)
+        stream.sync()
+        got, xh, yh = (np.asarray(cp.asnumpy(v), dtype=np.float64) for v in (out, x, y))
+        want = a * xh + yh
+        if np.allclose(got, want, rtol=1e-5, atol=1e-6):
+            continue
+        if np.isnan(got).any():
+            first = int(np.flatnonzero(np.isnan(got))[0])
+            return False, (
+                f"for n = {n}, out[{first}:] was never written: the grid must cover every element, "
+                "grid = (n + threads - 1) // threads (ceiling division), not n // threads."
+            )
+        c = np.polyfit(xh, got - yh, 1)[0] if n > 2 else None
+        if c is not None and np.allclose(got, c * xh + yh, rtol=1e-4, atol=1e-5) and not np.isclose(c, a):
+            return False, (
+                f"out is {c:.3g} * x + y, not {a} * x + y: a Python float is sent as an 8-byte double and the kernel's "
+                "`float a` reads only 4 of its bytes; pass np.float32(a) (and np.int32(n) for `int n`)."
+            )
+        bad = int(np.flatnonzero(~np.isclose(got, want))[0])
+        return False, f"for n = {n} with a = {a}, out is not a * x + y (first difference at element {bad})."
+    return True, "right for three sizes (a partial last block included), with a passed as the kernel's float."
+
+
+core_launch = CallExercise(
+    prompt="Write launch_saxpy(stream, kernel, x, y, out, a) with cuda.core: launch `kernel` (the SAXPY above: "
+    "const float* x, const float* y, float* out, float a, int n) on `stream` with 256 threads per block and enough "
+    "blocks for n = out.size elements. x, y, out are device arrays (pass .data.ptr); a is a Python float.",
+    reference=_launch_saxpy_reference,
+    judge=_judge_launch,
+    hints=(
+        "config = core.LaunchConfig(grid=(n + 255) // 256, block=256); core.launch(stream, config, kernel, ...)",
+        "The kernel's a is a float and n an int: np.float32(a), np.int32(n).",
+    ),
+)
+
 EXERCISES = register(__name__, globals())

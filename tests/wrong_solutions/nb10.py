@@ -92,3 +92,34 @@ WRONG = {
     ],
 }
 WRONG_GPU = {}
+
+
+def _core():
+    from helpers.standins import library
+
+    return library("cuda.core")
+
+
+def launch_python_float(stream, kernel, x, y, out, a):
+    core, n = _core(), out.size
+    config = core.LaunchConfig(grid=(n + 255) // 256, block=256)
+    core.launch(stream, config, kernel, x.data.ptr, y.data.ptr, out.data.ptr, a, np.int32(n))
+
+
+def launch_floor_grid(stream, kernel, x, y, out, a):
+    core, n = _core(), out.size
+    config = core.LaunchConfig(grid=max(1, n // 256), block=256)
+    core.launch(stream, config, kernel, x.data.ptr, y.data.ptr, out.data.ptr, np.float32(a), np.int32(n))
+
+
+def launch_swapped_inputs(stream, kernel, x, y, out, a):
+    core, n = _core(), out.size
+    config = core.LaunchConfig(grid=(n + 255) // 256, block=256)
+    core.launch(stream, config, kernel, y.data.ptr, x.data.ptr, out.data.ptr, np.float32(a), np.int32(n))
+
+
+WRONG["core_launch"] = [
+    Wrong("Python float for float a", launch_python_float, "np.float32(a)"),
+    Wrong("floor division grid", launch_floor_grid, "ceiling division"),
+    Wrong("x and y swapped", launch_swapped_inputs, "not a * x + y"),
+]
