@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from helpers.exercises import FunctionExercise, ValueExercise, register
-from helpers.exercises.libraries import CudaCExercise, gpu_output_with_guard, guard_intact
+from helpers.exercises.libraries import CallExercise, CudaCExercise, gpu_output_with_guard, guard_intact
 
 context_import = ValueExercise(
     prompt="Which module do you import so that PyCUDA uses the primary context, the one Numba, CuPy and "
@@ -175,6 +175,77 @@ lincomb = CudaCExercise(
     hints=(
         "Unlike CuPy's ElementwiseKernel, PyCUDA's passes whole arrays: index them with i.",
         "z[i] = ... ; a and b are plain floats.",
+    ),
+)
+
+
+# ----------------------------------------------------------------------------- drv.InOut
+
+_twice_src = r"""
+__global__ void twice(float* x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= 2.0f;
+}
+"""
+
+
+def _pycuda():
+    """(driver, SourceModule): the real PyCUDA on a GPU (primary context), the stand-in in CPU mode."""
+    from helpers import env
+
+    if env.on_gpu():
+        import pycuda.autoprimaryctx  # noqa: F401 - the notebook's context
+        import pycuda.driver as drv
+        from pycuda.compiler import SourceModule
+    else:
+        from helpers.standins.pycuda import SourceModule
+        from helpers.standins.pycuda import driver as drv
+    return drv, SourceModule
+
+
+def _double_in_place_reference(twice, x):
+    drv, _ = _pycuda()
+    twice(drv.InOut(x), np.int32(x.size), block=(256, 1, 1), grid=((x.size + 255) // 256, 1))
+
+
+def _judge_in_out(fn, rng):
+    _, SourceModule = _pycuda()
+    twice = SourceModule(_twice_src).get_function("twice")
+    for n in (int(rng.integers(300, 700)), 256, int(rng.integers(1, 40))):
+        x = rng.uniform(-10, 10, n).astype(np.float32)
+        before = x.copy()
+        result = fn(twice, x)
+        if result is not None and not isinstance(result, np.ndarray):
+            return (
+                False,
+                f"double_in_place returned {type(result).__name__}; it should change x itself and return None.",
+            )
+        if np.array_equal(x, before):
+            return False, (
+                "x did not change: drv.In copies the array to the GPU but never back; drv.InOut copies it in before "
+                "the launch and back after it."
+            )
+        if np.allclose(x, 2 * before):
+            continue
+        if np.array_equal(x[: (n // 256) * 256], 2 * before[: (n // 256) * 256]) and n % 256:
+            return False, f"for n = {n} the last {n % 256} elements were not doubled: use grid = ((n + 255) // 256, 1)."
+        return False, (
+            "x changed but is not 2 * x: drv.Out copies the result back but does not copy x to the GPU first, so "
+            "the kernel doubled memory that never held x; use drv.InOut."
+        )
+    return True, "x doubled in place for three sizes (a partial last block included), copied in and back by drv.InOut."
+
+
+in_out = CallExercise(
+    prompt="Write double_in_place(twice, x): twice is SourceModule's kernel twice(float* x, int n) (x[i] *= 2); x is a "
+    "float32 NumPy array. Launch it with 256 threads per block so that x itself, on the host, ends up doubled, "
+    "using drv.InOut; return nothing.",
+    reference=_double_in_place_reference,
+    judge=_judge_in_out,
+    hints=(
+        "drv.In copies to the GPU before the launch, drv.Out back after it, drv.InOut both.",
+        "twice(drv.InOut(x), np.int32(x.size), block=(256, 1, 1), grid=((x.size + 255) // 256, 1))",
     ),
 )
 

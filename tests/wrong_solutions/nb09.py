@@ -1,5 +1,7 @@
 """Wrong answers for helpers/problems/nb09.py (PyCUDA). CUDA C runs in CPU mode too: see nb08.py."""
 
+import numpy as np
+
 from . import Wrong
 
 AXPBY_OK = r"""
@@ -75,3 +77,28 @@ WRONG = {
 }
 
 WRONG_GPU: dict = {}
+
+
+def _drv():
+    from helpers.problems.nb09 import _pycuda
+
+    return _pycuda()[0]
+
+
+def _in_only(twice, x):
+    twice(_drv().In(x), np.int32(x.size), block=(256, 1, 1), grid=((x.size + 255) // 256, 1))
+
+
+def _out_only(twice, x):
+    twice(_drv().Out(x), np.int32(x.size), block=(256, 1, 1), grid=((x.size + 255) // 256, 1))
+
+
+def _floor_grid(twice, x):
+    twice(_drv().InOut(x), np.int32(x.size), block=(256, 1, 1), grid=(max(1, x.size // 256), 1))
+
+
+WRONG["in_out"] = [
+    Wrong("drv.In", _in_only, "never back"),
+    Wrong("drv.Out", _out_only, "never held x"),
+    Wrong("floor grid", _floor_grid, "were not doubled"),
+]
