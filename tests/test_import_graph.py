@@ -27,6 +27,7 @@ LAYERS = (
         "helpers.versions",
         "helpers.grading.sandbox",
         "helpers._safety",
+        "helpers._wire",
     ),
     ("helpers._numba", "helpers.env", "helpers.cuda_c", "helpers.compile_check", "helpers.profiling"),
     ("helpers.geometry",),
