@@ -14,6 +14,7 @@ Checked against numba 0.68.1 / numba-cuda 0.30.4:
     .griddim, .blockdim (normalised 3-tuples) and .sharedmem).
 """
 
+import inspect
 import sys
 
 import numpy as np
@@ -32,8 +33,15 @@ def _is_launch_config(obj):
     return type(obj).__name__ == "_LaunchConfiguration" and hasattr(obj, "dispatcher")
 
 
+def _remote(obj):
+    """A stand-in for an answer that lives in the student's process (exercises/remote.py)."""
+    return bool(getattr(type(obj), "_course_remote", False))
+
+
 def is_cuda_function(obj):
     """True for anything made by `@cuda.jit` (kernel or device function), either mode."""
+    if _remote(obj):
+        return bool(obj._is_cuda)
     return _is_fake_kernel(obj) or _is_dispatcher(obj)
 
 
@@ -47,6 +55,8 @@ def cpu_jit_function(obj):
 
 def python_function(obj):
     """The learner's Python function behind a `@cuda.jit` object (or a plain function)."""
+    if _remote(obj):
+        return obj._python_function()
     if _is_fake_kernel(obj):
         return obj.fn
     if _is_dispatcher(obj):
@@ -56,8 +66,17 @@ def python_function(obj):
     return None
 
 
+def is_plain_function(obj):
+    """True for a function written with ``def`` or ``lambda`` (a stand-in says what it stands for)."""
+    if _remote(obj):
+        return bool(obj._desc.get("pyfunction")) and not obj._is_cuda
+    return inspect.isfunction(obj)
+
+
 def is_device_function(obj):
     """True for `@cuda.jit(device=True)` functions."""
+    if _remote(obj):
+        return bool(obj._is_device)
     if _is_fake_kernel(obj):
         return bool(obj._device)
     if _is_dispatcher(obj):

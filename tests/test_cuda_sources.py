@@ -59,7 +59,9 @@ def _strip_magics(src: str) -> str:
 
 def _str(node):
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
-        return node.value.decode() if isinstance(node.value, bytes) else node.value
+        if isinstance(node.value, bytes):  # b"\x89PNG" is a file signature, not a CUDA source
+            return node.value.decode("utf-8", "replace") if node.value.isascii() else None
+        return node.value
     return None
 
 

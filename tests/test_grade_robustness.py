@@ -29,7 +29,10 @@ KEPT_COMMENT = {
 }
 FLOOD = (
     "import glob\nfor f in glob.glob('*.jsonl'):\n    with open(f, 'a') as out:\n        for _ in range(70):\n"
-    "            out.write('0' * 64 + ' ' + 'x' * (1 << 20) + '\\n')"
+    "            out.write('0' * 64 + ' ' + 'x' * (1 << 20) + '\\n')\n"
+    # where the grader judges in its own process, its channel is one of the open descriptors
+    "import os\nfor fd in range(3, 64):\n    try:\n        for _ in range(70):\n"
+    "            os.write(fd, b'x' * (1 << 20) + b'\\n')\n    except OSError:\n        pass"
 )
 
 

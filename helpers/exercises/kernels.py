@@ -19,6 +19,7 @@ from .explain import SAVED, budget_problem, metrics_dict, numeric_problem, succe
 from .functions import check_arity
 from .inputs import default_sizes, make, poison
 from .launch import Failed, LaunchRule, NotAttempted, launch_for, per_element
+from .remote import is_remote
 
 _flatnonzero, _asarray, _copy = SAVED.flatnonzero, SAVED.asarray, SAVED.array
 
@@ -31,7 +32,7 @@ def kernel_function(kernel):
             raise LearnerError(
                 "pass the kernel itself, without [blocks, threads]: check(my_kernel); the check chooses the launch."
             )
-        if inspect.isfunction(kernel):
+        if _numba.is_plain_function(kernel):
             raise LearnerError(
                 f"{name} is a plain Python function, not a kernel: put @cuda.jit on the line above "
                 f"def {name}(...) and run that cell again."
@@ -49,7 +50,22 @@ def kernel_function(kernel):
 
 
 def run_traced(kernel, grid, block, call_args, outputs):
+    if is_remote(kernel):  # the batch grader: the kernel runs in the student's process
+        return kernel.trace(grid, block, call_args, outputs)
     return trace(kernel, grid, block, *call_args, outputs=tuple(outputs))
+
+
+def trace_metrics(t) -> dict:
+    """The metrics the checks and budgets read, from a local Trace or one that came back."""
+    if is_remote(t):
+        return dict(t.metrics_plain)
+    return metrics_dict(t.metrics, t)
+
+
+def start_compile(kernel, call_args):
+    if is_remote(kernel):
+        return kernel.compile_check(call_args)
+    return compile_check.start(kernel, call_args)
 
 
 GUARD = 64  # elements of sentinel on each side of every GPU buffer
@@ -63,6 +79,8 @@ def run_gpu(kernel, grid, block, call_args):
     writes. Reads out of bounds are invisible here: the traced CPU run catches those.
     TODO(verify on GPU): slicing + reshape of DeviceNDArray, sticky-error message after a crash.
     """
+    if is_remote(kernel):
+        return kernel.run_gpu(grid, block, call_args)
     from numba import cuda
 
     launch_args, buffers = [], []
@@ -226,7 +244,7 @@ def _run_cases(ex, kernel, rng, launch, compiling):
         grid, block = rule(n)
         call_args = [make(a, rng, n, grid) for a in ex.args]
         if ci == 0 and not gpu:  # the tracer is Python: ask the GPU compiler too (a GPU launch compiles)
-            compiling.append(compile_check.start(kernel, call_args))
+            compiling.append(start_compile(kernel, call_args))
         inputs = {
             a.name: (_copy(v) if isinstance(v, np.ndarray) else v)
             for a, v in zip(ex.args, call_args)
@@ -239,9 +257,9 @@ def _run_cases(ex, kernel, rng, launch, compiling):
             t = run_traced(kernel, grid, block, traced_args, out_pos)
             bad = [v for v in t.verdicts if v.kind != "unwritten_output"]
             if n >= max(sizes[: ci + 1]):  # budgets and the green line use the largest traced launch
-                metrics = metrics_dict(t.metrics, t)
+                metrics = trace_metrics(t)
             if bad and verdict is None:
-                verdict = (bad[0], t, metrics_dict(t.metrics, t))
+                verdict = (bad[0], t, trace_metrics(t))
                 if gpu and bad[0].kind == "out_of_bounds":  # do not let it scribble on (or crash) the GPU
                     return "failed", verdict_message(bad[0]), safe_show(t, bad[0]), verdict[2]
             if not gpu:

@@ -5,8 +5,13 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
 - ``course``       which exercises each course notebook has, and which variable holds each answer,
                    parsed (with ``ast``) from the PRISTINE notebooks in ``notebooks/``
 - ``submissions``  unpack a zip, discover one submission per student x notebook, read the cells
-- ``child``        runs INSIDE the fresh per-submission process: snapshot the trusted objects,
-                   execute the student's cells, grade with the snapshot, stream signed results
+- ``child``        runs INSIDE the fresh per-submission process: execute the student's cells;
+                   for a judged notebook answer the judge, else snapshot the trusted objects,
+                   grade with the snapshot and stream signed results
+- ``judge``        the grader's side of a judged notebook: the exercises, references and seeds
+                   stay here; the checks run on stand-ins for the student's answers
+- ``serve``        the student's side of a judged notebook: stand-in exercise modules, and the
+                   operations (call, trace, launch, compile, draw) run on plain inputs
 - ``cells``        the child's tools for one cell: IPython syntax, timers, limits, signed lines, plain data
 - ``execute``      the parent's side of one submission: start the child, timeouts, output caps,
                    crashes, a second run that skips a crashing cell

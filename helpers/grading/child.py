@@ -53,6 +53,8 @@ class Runner:
         self.cell = None
         self.tampered = None
         self.on_gpu = False  # set in bootstrap; asks gpu_context_broken() after each cell and graded step
+        self.judged = bool(job.get("judge"))  # the grader judges in its own process (judge.py)
+        self.requests = None  # judged: the judge's requests, on what was stdin
 
     # -- bootstrap: everything trusted is imported and snapshotted before student code exists
     def bootstrap(self):
@@ -97,6 +99,127 @@ class Runner:
 
         self.on_gpu = env.on_gpu()
         self.integrity = Integrity(self.exercises.values(), gpu=self.on_gpu)
+
+    # -- judged mode: no exercise, reference or key in this process (judge.py holds them)
+    def bootstrap_judged(self):
+        import numpy  # noqa: F401 - imported before student code, as in the unjudged run
+
+        import helpers  # noqa: F401
+        from helpers import env
+
+        from .serve import Server, install_stubs
+
+        self.wants = {}
+        for module, spec in (self.job.get("public") or {}).items():
+            for name, ex in (spec.get("exercises") or {}).items():
+                self.wants[f"{module}.{name}"] = str(ex.get("want") or "function")
+        stubs = install_stubs(self.job.get("public") or {}, self._record)
+        self.on_gpu = env.on_gpu()
+        self.server = Server(self.on_gpu)
+        from .integrity import Integrity
+
+        # Changes here cannot raise a grade (the judge compares outputs itself), but an attempt is
+        # still reported for the instructor, as in an unjudged run.
+        self.integrity = Integrity(stubs, gpu=self.on_gpu)
+
+    def _record(self, ex_id, answer, options):
+        if ex_id in self.wants and ex_id not in self.graded:
+            self.pending[ex_id] = (answer, options, self.cell)
+
+    def _describe(self, value, want):
+        from .serve import MISSING
+
+        got, exc = timed(lambda: self.server.describe(value, want), self.grade_timeout)
+        if exc is not None or got is None:
+            return {"kind": "value", "value": None if value is MISSING else _Unreadable()}
+        return got
+
+    def _pending_list(self):
+        out = []
+        for ex_id in list(self.pending):
+            answer, options, cell = self.pending.pop(ex_id)
+            self.graded.add(ex_id)
+            out.append(
+                {
+                    "exercise": ex_id,
+                    "cell": cell,
+                    "answer": self._describe(answer, self.wants.get(ex_id, "function")),
+                    "options": {
+                        str(k): self._describe(v, "function" if callable(v) else "value") for k, v in options.items()
+                    },
+                }
+            )
+        return out
+
+    def serve(self):
+        """Answer the judge until it says continue (or quit)."""
+        from .. import _wire
+        from ..tracer.watchdog import describe_function, watchdog
+        from .serve import error_reply
+
+        while True:
+            line = self.requests.readline()
+            if not line:
+                os._exit(0)  # the judge is gone: nothing more to do
+            try:
+                req = _wire.loads(line)
+                op = req.get("op")
+                body = _wire.decode(req.get("body")) if "body" in req else {}
+            except (_wire.WireError, AttributeError, TypeError, ValueError):
+                continue
+            if op in ("continue", "quit"):
+                return op
+            if not isinstance(body, dict):
+                body = {}
+            if op == "resolve":
+                reply, exc = timed(lambda: self._resolve(body), self.cell_timeout)
+            else:
+                what = "your kernel" if op in ("trace", "gpu") else "your function"
+
+                def run(body=body, what=what):
+                    with warnings.catch_warnings(), watchdog(self.grade_timeout, describe_function(what)):
+                        warnings.simplefilter("ignore")
+                        return self.server.handle({**body, "op": op})
+
+                reply, exc = timed(run, self.grade_timeout)
+            if exc is None:
+                try:
+                    self.emit({"type": "reply", "id": req.get("id"), "ok": _wire.encode(reply)})
+                except _wire.WireError as e:
+                    exc = e
+            if exc is not None:
+                error = (
+                    {
+                        "type": "Timeout",
+                        "message": f"grading stopped after {self.grade_timeout:g} s: your code did not finish "
+                        "(an endless loop?).",
+                        "course": True,
+                    }
+                    if isinstance(exc, CellTimeout)
+                    else error_reply(exc)
+                )
+                self.emit({"type": "reply", "id": req.get("id"), "error": error})
+            if self.on_gpu and gpu_context_broken():
+                os._exit(GPU_POISONED)
+
+    def _resolve(self, body):
+        try:
+            value = eval(compile(str(body.get("expr")), "<answer>", "eval"), self.ns)
+        except NameError as e:
+            return {"error": describe_exception(e), "missing": True}
+        except BaseException as e:  # noqa: BLE001 - student code (a property, __getattr__...)
+            return {"error": describe_exception(e)}
+        options = {}
+        for key, expr in (body.get("options") or {}).items():
+            try:
+                options[str(key)] = eval(compile(str(expr), "<answer>", "eval"), self.ns)
+            except BaseException:  # noqa: BLE001, S112 - an option that cannot be read is not passed
+                continue
+        ex_id = str(body.get("exercise"))
+        return {
+            "answer": self._describe(value, self.wants.get(ex_id, "function")),
+            "options": {k: self._describe(v, "function" if callable(v) else "value") for k, v in options.items()},
+        }
 
     def _neutralise(self, E):
         runner = self
@@ -159,7 +282,10 @@ class Runner:
                     os._exit(GPU_POISONED)  # nothing after this cell could use the GPU
             if self.on_gpu and gpu_context_broken():  # an error a launch left behind without raising
                 os._exit(GPU_POISONED)
-            self._after_cell()
+            if self.judged:
+                self._after_cell_judged(index)
+            else:
+                self._after_cell()
         self.cell = None
 
     def _after_cell(self):
@@ -174,6 +300,24 @@ class Runner:
             self.grade_one(
                 ex_id, answer, options, f"your check call in cell {cell + 1}" if cell is not None else "your check call"
             )
+
+    def _after_cell_judged(self, index):
+        from .. import _wire
+
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:
+            timed(lambda: pyplot.close("all"), 10)
+        self._check_integrity()
+        if self.pending:
+            self.emit({"type": "idle", "cell": index, "pending": _wire.encode(self._pending_list())})
+            self.serve()
+
+    def finish_judged(self):
+        from .. import _wire
+
+        self.cell = None
+        self.emit({"type": "end", "pending": _wire.encode(self._pending_list())})
+        self.serve()
 
     def _check_integrity(self):
         if self.tampered is None:
@@ -331,11 +475,50 @@ class Runner:
             self.grade_one(ex_id, answer, options, f"`{spec['answer']}` at the end of the notebook")
 
 
+class _Unreadable:
+    """An answer whose description failed: it equals nothing and says so."""
+
+    def __repr__(self):
+        return "<an object the grader could not read>"
+
+
+def _channel_emitter(fd):
+    from .. import _wire
+
+    def emit(obj):
+        data = _wire.dumps(obj)
+        while data:
+            try:
+                n = os.write(fd, data)
+            except InterruptedError:
+                continue
+            data = data[n:]
+
+    return emit
+
+
 def main():
-    job = json.loads(sys.stdin.buffer.read().decode())
+    requests = os.fdopen(os.dup(0), "rb")  # judged: the judge's requests follow the job on this pipe
+    job = json.loads(requests.readline().decode())
     fd = os.open(os.devnull, os.O_RDONLY)
     os.dup2(fd, 0)
     os.close(fd)
+    if job.get("judge"):
+        emit = _channel_emitter(int(job["channel_fd"]))
+        limits(job)
+        runner = Runner(job, emit)
+        runner.requests = requests
+        import faulthandler
+
+        faulthandler.enable()
+        runner.bootstrap_judged()
+        emit(describe_device())
+        emit({"type": "ready"})
+        runner.run_cells([(c["index"], c["source"]) for c in job["cells"]])
+        runner.finish_judged()
+        emit({"type": "done"})
+        _flush_and_exit()
+    requests.close()
     emit = signer(job["results"], bytes.fromhex(job.pop("key")))
     limits(job)
     import faulthandler
@@ -348,6 +531,10 @@ def main():
     runner.run_cells([(c["index"], c["source"]) for c in job["cells"]])
     runner.grade_rest()
     emit({"type": "done"})
+    _flush_and_exit()
+
+
+def _flush_and_exit():
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -192,23 +192,22 @@ def stop_all() -> None:
         _kill_group(proc)
 
 
-def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None) -> Attempt:
-    """One run of the notebook in a fresh process; never raises for anything the student did."""
+def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None, judge=None) -> Attempt:
+    """One run of the notebook in a fresh process; never raises for anything the student did.
+
+    With ``judge`` (a ``(specs, exercises)`` pair) the child only runs code: it holds no exercise,
+    reference or key, and this process grades what it sends back (judge.py)."""
     if STOP.is_set():
         raise Interrupted("the grader was interrupted")
     attempt = Attempt(skip=list(job["skip_cells"]))
     workdir.mkdir(parents=True, exist_ok=True)
+    if judge is not None:
+        return _run_judged(job, workdir, settings, gpu, judge, attempt)
     results = workdir / "results.jsonl"
     results.write_bytes(b"")
     key = secrets.token_bytes(32)
-    payload = json.dumps({**job, "key": key.hex(), "results": str(results)}).encode()
-    argv = [
-        sys.executable,
-        "-I",
-        "-u",
-        "-c",
-        _BOOT.format(paths=[str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]),
-    ]
+    payload = json.dumps({**job, "key": key.hex(), "results": str(results)}).encode() + b"\n"
+    argv = _argv()
     env = child_env(settings, workdir, gpu)
     box = settings.sandbox
     if box is not None:  # the same paths inside: the workdir is bound at its own name, writable
@@ -246,6 +245,75 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None) -> 
     reader.join(timeout=5)  # a grandchild that left the session could hold the pipe: do not wait for it
     attempt.seconds = time.monotonic() - started
     attempt.lines, attempt.forged, attempt.flooded = read_results(results, key)
+    return attempt
+
+
+def _argv():
+    return [
+        sys.executable,
+        "-I",
+        "-u",
+        "-c",
+        _BOOT.format(paths=[str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]),
+    ]
+
+
+def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
+    from .judge import Channel, ChildGone, Judge, public_spec
+
+    specs, exercises = judge
+    read_fd, write_fd = os.pipe()
+    argv, env = _argv(), child_env(settings, workdir, gpu)
+    box = settings.sandbox
+    if box is not None:
+        argv, env = box.wrap(argv, workdir, hide_problems=True), box.env(env, workdir)
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+            env=env,
+            start_new_session=True,
+            pass_fds=(write_fd,),
+        )
+    finally:
+        os.close(write_fd)
+    proc.judge_fd = read_fd
+    with _LOCK:
+        _RUNNING.add(proc)
+    if STOP.is_set():
+        _kill_group(proc)
+    reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
+    reader.start()
+    channel = Channel(proc, settings, started, attempt.lines)
+    # The child learns which exercises exist and the constants notebooks use; not the answers'
+    # expressions, the seeds or anything of an exercise beyond its prompt.
+    modules = sorted({s["module"] for s in job["exercises"]})
+    child_job = {**job, "judge": True, "channel_fd": write_fd, "public": public_spec(modules), "exercises": []}
+    try:
+        channel.send(json.loads(json.dumps(child_job)))
+        Judge(specs, exercises, channel, job.get("pictures")).converse(attempt.lines, settings.cell_timeout)
+    except ChildGone as gone:
+        attempt.killed, attempt.stuck, attempt.flooded = gone.killed, gone.stuck, gone.flooded
+    finally:
+        os.close(read_fd)
+        attempt.forged = channel.forged
+    _kill_group(proc)
+    try:
+        attempt.returncode = proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        attempt.returncode = None
+    if box is not None:
+        attempt.returncode = box.returncode(attempt.returncode)
+    with _LOCK:
+        _RUNNING.discard(proc)
+    if STOP.is_set():
+        raise Interrupted("the grader was interrupted")
+    reader.join(timeout=5)
+    attempt.seconds = time.monotonic() - started
     return attempt
 
 
@@ -308,6 +376,33 @@ def _kill_group(proc):
         pass
 
 
+def _judge_for(nb: CourseNotebook, specs: list):
+    """(specs, {id: exercise}) when every exercise of this notebook can be judged in this process,
+    the student's code only run in the child; else None (the child grades, as before)."""
+    import importlib
+
+    from .judge import judgeable
+
+    exercises = {}
+    for spec in specs:
+        try:
+            ex = getattr(importlib.import_module(f"helpers.problems.{spec['module']}"), spec["name"], None)
+        except Exception:  # noqa: BLE001 - the child reports a broken course module, as before
+            return None
+        if ex is None:
+            return None
+        exercises[spec["id"]] = ex
+    return (specs, exercises) if judgeable(list(exercises.values())) else None
+
+
+def _judge_excluding(judge, exclude):
+    """The judge of a rerun: exercises that crashed or hung an earlier run are not asked again."""
+    if judge is None:
+        return None
+    specs, exercises = judge
+    return [s for s in specs if s["id"] not in exclude], {k: v for k, v in exercises.items() if k not in exclude}
+
+
 def grade_submission(
     sub: Submission, nb: CourseNotebook, seeds: dict, settings: Settings, scratch: Path, gpu: str | None = None
 ) -> dict:
@@ -362,12 +457,13 @@ def grade_submission(
             for e in nb.exercises
         ],
     }
+    judge = _judge_for(nb, job["exercises"])
     skip, exclude, failure = [], [], None
     for run in range(1 + max(settings.retries, 0)):
         workdir = scratch / f"run{run}"
         (workdir / "pictures").mkdir(parents=True, exist_ok=True)
         child_job = {**job, "skip_cells": skip, "exclude": exclude, "pictures": str(workdir / "pictures")}
-        attempt = run_child(child_job, workdir, settings, gpu)
+        attempt = run_child(child_job, workdir, settings, gpu, _judge_excluding(judge, exclude))
         restarted = False
         if not attempt.killed and not any(m.get("type") == "ready" for m in attempt.lines):
             # Nothing of the student's ran (no "ready"): a start-up failure of the machine, not of the
@@ -376,7 +472,7 @@ def grade_submission(
             again = scratch / f"run{run}-again"
             (again / "pictures").mkdir(parents=True, exist_ok=True)
             child_job = {**child_job, "pictures": str(again / "pictures")}
-            attempt, restarted = run_child(child_job, again, settings, gpu), True
+            attempt, restarted = run_child(child_job, again, settings, gpu, _judge_excluding(judge, exclude)), True
         failure = attempt.failure(settings.timeout)
         phase = attempt.last_phase
         where = ""

@@ -83,12 +83,10 @@ def read_results(path: Path, key: bytes) -> tuple[list, int, str | None]:
 
 def collect(record, attempt, by_id, run, skip, first_line):
     if attempt.forged:
-        record["review"].append(
-            f"{attempt.forged} line(s) in the results file were not written by the grader (forged?)"
-        )
+        record["review"].append(f"{attempt.forged} line(s) of results were not written by the grader (forged?)")
     if attempt.flooded:
         record["results_flooded"] = attempt.flooded
-        record["review"].append(f"results file flooded: {attempt.flooded}")
+        record["review"].append(f"results flooded: {attempt.flooded}")
     for m in attempt.lines:
         kind = m.get("type")
         if kind == "result" and m.get("exercise"):

@@ -89,8 +89,10 @@ def python_paths(workdir: str, hide=()) -> list[str]:
     return keep
 
 
-def plan(workdir: str, gpu: bool, hide=()) -> list:
-    """The sandbox's file tree as ordered operations, shared by both mechanisms."""
+def plan(workdir: str, gpu: bool, hide=(), hide_problems: bool = False) -> list:
+    """The sandbox's file tree as ordered operations, shared by both mechanisms. With
+    ``hide_problems`` the course's exercises (references, expected values) are an empty folder:
+    a judged child (judge.py) runs code only and never needs them."""
     ops = []
     for top in _TOP:
         p = "/" + top
@@ -107,6 +109,8 @@ def plan(workdir: str, gpu: bool, hide=()) -> list:
     ops += [("dev", "/dev"), ("proc", "/proc", gpu), ("tmpfs", "/tmp"), ("tmpfs", "/dev/shm")]
     ops += [("ro", p, p) for p in python_paths(workdir, hide) if not _inside(p, "/usr")]
     ops.append(("ro", str(ROOT / "helpers"), str(ROOT / "helpers")))  # the course code, not its checkout
+    if hide_problems:
+        ops.append(("tmpfs", str(ROOT / "helpers" / "problems")))
     if gpu:
         for node in sorted(glob.glob(GPU_NODES)):
             ops.append(("devbind", node, node))
@@ -168,11 +172,11 @@ class Sandbox:
             "CUPY_CACHE_DIR": str(workdir / "cupy"),
         }
 
-    def wrap(self, argv: list, workdir: Path) -> list:
+    def wrap(self, argv: list, workdir: Path, hide_problems: bool = False) -> list:
         """argv run inside the sandbox (argv itself when there is none)."""
         if self.kind is None:
             return list(argv)
-        ops = plan(str(workdir), self.gpu, self.hide)
+        ops = plan(str(workdir), self.gpu, self.hide, hide_problems)
         if self.kind == "bwrap":
             return [self.tool, *bwrap_args(ops, str(workdir)), "--", *argv]
         newroot = tempfile.mkdtemp(prefix=".root-", dir=workdir.parent)  # outside the writable folder

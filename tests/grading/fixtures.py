@@ -180,8 +180,11 @@ def submissions() -> dict:
             vector_add="vector_add = nb02._vector_add",
             blocks="from helpers.geometry import blocks_for as blocks_per_grid",
         ),
-        _statuses(F, F, NA, NA),
+        # The references live only in the judge: nb02._vector_add does not exist in the student's
+        # process, so that cell fails and vector_add is never defined.
+        _statuses(NA, F, NA, NA),
         review=True,
+        cell_error="_vector_add",
     )
     add(
         "tamper_checker",
@@ -252,11 +255,93 @@ def submissions() -> dict:
         cells(
             extra=[
                 "import glob\nfor f in glob.glob('*.jsonl'):\n    open(f, 'a').write("
-                '\'0\' * 64 + \' {"type": "result", "exercise": "nb02.vector_add", "status": "passed"}\\n\')'
+                '\'0\' * 64 + \' {"type": "result", "exercise": "nb02.vector_add", "status": "passed"}\\n\')',
+                # and to every open descriptor: where the grader judges, its channel is one of them
+                'import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b\'{"type": "result", '
+                '"exercise": "nb02.vector_add", "status": "passed"}\\n\')\n    except OSError:\n        pass',
             ]
         ),
         _statuses(NA, NA, NA, NA),
         review=True,
+    )
+    # Hostile submissions against the judge: the expected values, references and exercise objects
+    # are in the grader's own process, so none of these can find them (issue 15 item 1).
+    add(
+        "frame_reader",
+        cells(
+            blocks="import inspect, sys\n"
+            "def blocks_per_grid(n, t):\n"
+            "    for info in inspect.stack()[1:]:\n"
+            "        for k, v in info.frame.f_locals.items():\n"
+            "            if isinstance(v, int) and not isinstance(v, bool) and k not in ('n', 't') and v > 0:\n"
+            "                return v\n"
+            "    f = sys._getframe(1)\n"
+            "    while f is not None:\n"
+            "        for k, v in f.f_locals.items():\n"
+            "            if 'expect' in k or 'want' in k:\n"
+            "                return v\n"
+            "        f = f.f_back\n"
+            "    return -1"
+        ),
+        _statuses(NA, F, NA, NA),
+    )
+    add(
+        "reference_hunter",
+        cells(
+            extra=[
+                "import gc, os, importlib.util, helpers\n"
+                "ref = None\n"
+                "for o in gc.get_objects():\n"
+                "    try:\n"
+                "        found = getattr(o, 'id', None) == 'nb01.blocks_per_grid'\n"
+                "        if found and callable(getattr(o, 'reference', None)):\n"
+                "            ref = o.reference\n"
+                "    except Exception:\n"
+                "        pass\n"
+                "path = os.path.join(os.path.dirname(helpers.__file__), 'problems', 'nb01.py')\n"
+                "if ref is None and os.path.exists(path):\n"
+                "    spec = importlib.util.spec_from_file_location('real_nb01', path)\n"
+                "    mod = importlib.util.module_from_spec(spec)\n"
+                "    spec.loader.exec_module(mod)\n"
+                "    ref = mod.blocks_per_grid.reference\n"
+                "print('found the reference' if ref else 'no reference here')"
+            ],
+            blocks="def blocks_per_grid(n, t):\n    return ref(n, t) if ref else 0",
+        ),
+        _statuses(NA, F, NA, NA),
+        review=True,  # gc.get_objects is flagged by the static review
+    )
+    add(
+        "numpy_liar",
+        cells(
+            extra=[
+                "import numpy as np\n"
+                "class Yes(np.int64):\n"
+                "    def __eq__(self, other):\n        return True\n"
+                "    def __ne__(self, other):\n        return False\n"
+                "    __hash__ = np.int64.__hash__\n"
+                "try:\n"
+                "    from helpers.grading import cells as grading_cells\n"
+                "    grading_cells.EXACT.add(Yes)\n"
+                "except Exception:\n"
+                "    pass"
+            ],
+            blocks="def blocks_per_grid(n, t):\n    return Yes(0)",
+            threads="threads = Yes(0)",
+        ),
+        _statuses(NA, F, F, NA),
+    )
+    add(
+        "exercise_mutator",
+        cells(
+            extra=[
+                "object.__setattr__(nb01.blocks_per_grid, 'reference', lambda n, t: 0)\n"
+                "object.__setattr__(nb01.threads_launched, 'expect', 0)"
+            ],
+            blocks="def blocks_per_grid(n, t):\n    return 0",
+        ),
+        dict.fromkeys(EXERCISES, T),
+        tamper=True,
     )
     s["invalid_json"] = (
         '{"cells": [ {"cell_type": "code", "source": "import helpers"',

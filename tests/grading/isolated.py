@@ -22,11 +22,11 @@ if {mode!r} == "interrupt":
     report.Progress.update = interrupt
 elif {mode!r} == "restart":
     real = execute.run_child
-    def flaky(job, workdir, settings, gpu):
+    def flaky(job, workdir, settings, gpu, judge=None):
         calls.append(str(workdir))
         if len(calls) == 1:
             return execute.Attempt(skip=[], returncode=0)  # exited, said nothing: never started
-        return real(job, workdir, settings, gpu)
+        return real(job, workdir, settings, gpu, judge)
     execute.run_child = flaky
 elif {mode!r} in ("unsandboxed", "unshare"):  # as on a machine without bwrap (and without unshare)
     from helpers.grading import sandbox
@@ -52,7 +52,7 @@ elif {mode!r} == "gpus":
         return env
     execute.child_env = fake_env
 elif {mode!r} == "never":
-    def never(job, workdir, settings, gpu):
+    def never(job, workdir, settings, gpu, judge=None):
         calls.append(str(workdir))
         return execute.Attempt(skip=[], returncode=1)
     execute.run_child = never

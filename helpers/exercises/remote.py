@@ -1,0 +1,238 @@
+"""Answers that live in another process: the grader's judge holds the exercise, the student's
+process holds the code.
+
+Why: a check that runs inside the student's process can be talked into a pass (its frames read,
+its emitter called, its comparisons patched). The batch grader therefore keeps every exercise,
+reference and expected value in its own process and gives the check these stand-ins instead of
+the student's objects. Each stand-in forwards exactly the operations the checks perform on an
+answer (call it, trace it as a kernel, launch it on the GPU, compile it, read its source and
+signature) to the student's process over a ``channel`` and gets plain data back
+(``helpers._wire``): the student's process sees inputs, never what they should give.
+
+``channel.request(op, **fields)`` returns the decoded reply or raises ``RemoteFailure``; the
+grading child (``grading/serve.py``) answers the same operations with the real objects.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+
+import numpy as np
+
+from ..errors import CourseError
+
+
+class RemoteFailure(CourseError):
+    """The student's process failed in a way that is not the student's code raising (it died,
+    stopped answering, or answered with something that is not plain data)."""
+
+
+def raised(error: dict) -> BaseException:
+    """The exception the student's code raised there, rebuilt here under the same class name so
+    the checks' sentences ("raised ZeroDivisionError: ...") read as they do in a notebook."""
+    name = str(error.get("type") or "Exception")[:60]
+    message = str(error.get("message") or "")[:1500]
+    if error.get("course"):  # LearnerError, KernelError, TookTooLong...: the sentence is ours already
+        return CourseError(message)
+    if not name.isidentifier():
+        name = "Exception"
+    return type(name, (Exception,), {"__module__": "builtins"})(message)
+
+
+_KINDS = {
+    "POSITIONAL_ONLY": inspect.Parameter.POSITIONAL_ONLY,
+    "POSITIONAL_OR_KEYWORD": inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    "VAR_POSITIONAL": inspect.Parameter.VAR_POSITIONAL,
+    "KEYWORD_ONLY": inspect.Parameter.KEYWORD_ONLY,
+    "VAR_KEYWORD": inspect.Parameter.VAR_KEYWORD,
+}
+
+
+def _signature(params):
+    if params is None:
+        return None
+    out = []
+    for name, kind in params:
+        try:
+            out.append(inspect.Parameter(str(name), _KINDS.get(str(kind), inspect.Parameter.POSITIONAL_OR_KEYWORD)))
+        except ValueError:  # not an identifier: keep the count, which is what the checks use
+            out.append(inspect.Parameter(f"arg{len(out)}", inspect.Parameter.POSITIONAL_OR_KEYWORD))
+    try:
+        return inspect.Signature(out)
+    except ValueError:
+        return inspect.Signature(
+            [inspect.Parameter(f"arg{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in range(len(out))]
+        )
+
+
+class RemoteFunction:
+    """A student's plain function: calling it runs it in the student's process."""
+
+    _course_remote = True
+
+    def __init__(self, channel, desc: dict):
+        self._channel, self._desc = channel, desc
+        self._handle = desc.get("handle")
+        self.__name__ = str(desc.get("name") or "<lambda>")
+        self.__qualname__ = str(desc.get("qualname") or self.__name__)
+        sig = _signature(desc.get("params"))
+        if sig is not None:
+            self.__signature__ = sig
+
+    # what the checks ask of a function
+    @property
+    def course_source(self) -> str | None:
+        return self._desc.get("source")
+
+    @property
+    def course_file(self) -> str:
+        return str(self._desc.get("file") or "")
+
+    def __call__(self, *args, **kwargs):
+        reply = self._channel.request("call", handle=self._handle, args=list(args), kwargs=dict(kwargs))
+        if not isinstance(reply, dict) or "value" not in reply:
+            raise RemoteFailure("the grading process answered a call without a value")
+        return reply["value"]
+
+    def __repr__(self):
+        return f"<your function {self.__name__}>"
+
+    # the _numba adapters (python_function, is_cuda_function...) read these
+    def _python_function(self):
+        return None
+
+    _is_cuda = False
+    _is_device = False
+
+
+class RemoteKernel(RemoteFunction):
+    """A student's ``@cuda.jit`` object: traced, launched and compiled in the student's process."""
+
+    @property
+    def _is_cuda(self):
+        return bool(self._desc.get("cuda")) and not self._desc.get("configured")
+
+    @property
+    def _is_device(self):
+        return bool(self._desc.get("device"))
+
+    def _python_function(self):
+        fn = RemoteFunction(self._channel, {**self._desc, "kind": "function"})
+        fn._call_as_kernel = True
+        return fn
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError("a kernel is launched with kernel[blocks, threads](...), not called")
+
+    def __repr__(self):
+        return f"<your kernel {self.__name__}>"
+
+    def trace(self, grid, block, call_args, outputs):
+        """The CPU tracer's run there; the arrays come back into ``call_args`` as a kernel's writes would."""
+        reply = self._channel.request(
+            "trace", handle=self._handle, grid=grid, block=block, args=list(call_args), outputs=list(outputs)
+        )
+        _write_back(call_args, reply.get("args"))
+        return RemoteTrace(self._channel, reply)
+
+    def run_gpu(self, grid, block, call_args):
+        reply = self._channel.request("gpu", handle=self._handle, grid=grid, block=block, args=list(call_args))
+        _write_back(call_args, reply.get("args"))
+        return [(int(p), int(e)) for p, e in reply.get("hits") or ()]
+
+    def compile_check(self, call_args):
+        reply = self._channel.request("compile", handle=self._handle, args=list(call_args))
+        return _Compiled(reply.get("ok"), str(reply.get("message") or ""), float(reply.get("seconds") or 0.0))
+
+
+def _write_back(call_args, arrays):
+    if not isinstance(arrays, list) or len(arrays) != len(call_args):
+        raise RemoteFailure("the grading process sent back the wrong number of arrays")
+    for mine, theirs in zip(call_args, arrays):
+        if isinstance(mine, np.ndarray):
+            if not isinstance(theirs, np.ndarray) or theirs.shape != mine.shape or theirs.dtype != mine.dtype:
+                raise RemoteFailure("the grading process sent back an array of another shape or type")
+            mine[...] = theirs
+
+
+class _Compiled:
+    def __init__(self, ok, message, seconds):
+        self.ok = None if ok is None else bool(ok)
+        self.message, self.seconds = message, seconds
+
+    def result(self):  # the shape of compile_check.Pending
+        return self
+
+
+class _Verdict:
+    """A tracer verdict as it came back: the fields the checks' sentences use."""
+
+    def __init__(self, d: dict):
+        self.kind = str(d.get("kind") or "")
+        self.message = str(d.get("message") or "")
+        self.array = d.get("array")
+        self.block = tuple(d["block"]) if isinstance(d.get("block"), (list, tuple)) else d.get("block")
+        self.thread = tuple(d["thread"]) if isinstance(d.get("thread"), (list, tuple)) else d.get("thread")
+        self.line = d.get("line")
+        self.count = int(d.get("count") or 1)
+        self.details = d.get("details") if isinstance(d.get("details"), dict) else {}
+
+    def __str__(self):
+        return self.message
+
+
+class RemoteTrace:
+    """What the checks read from a Trace: verdicts, the metrics, the grid, and a picture on demand."""
+
+    _course_remote = True
+
+    def __init__(self, channel, reply: dict):
+        self._channel = channel
+        self._id = reply.get("trace")
+        self.verdicts = [_Verdict(v) for v in reply.get("verdicts") or () if isinstance(v, dict)]
+        self.metrics_plain = {str(k): v for k, v in (reply.get("metrics") or {}).items()}
+        self.griddim = tuple(int(g) for g in reply.get("griddim") or (1, 1, 1))
+
+    def show(self, block=0, **_):
+        reply = self._channel.request("show", trace=self._id, block=int(block))
+        png = reply.get("png") if isinstance(reply, dict) else None
+        return Picture(png) if isinstance(png, bytes) and png.startswith(b"\x89PNG") else None
+
+
+class Picture:
+    """A picture drawn in the student's process, as PNG bytes: saved like a matplotlib figure."""
+
+    def __init__(self, png: bytes):
+        self.png = png
+
+    def savefig(self, target, **_):
+        if isinstance(target, io.IOBase):
+            target.write(self.png)
+            return
+        with open(target, "wb") as f:
+            f.write(self.png)
+
+
+def answer_from(channel, desc):
+    """The stand-in for what the student passed, from the student's process's description of it."""
+    from .base import MISSING
+
+    if not isinstance(desc, dict):
+        raise RemoteFailure("the grading process described an answer in an unknown form")
+    kind = desc.get("kind")
+    if kind == "missing":
+        return MISSING
+    if kind == "value":
+        return desc.get("value")
+    if kind == "kernel":
+        return RemoteKernel(channel, desc)
+    if kind == "function":
+        return RemoteFunction(channel, desc)
+    from .._wire import Opaque
+
+    return Opaque(str(desc.get("type") or "object"), str(desc.get("text") or ""))
+
+
+def is_remote(obj) -> bool:
+    return bool(getattr(type(obj), "_course_remote", False))

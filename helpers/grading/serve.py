@@ -1,0 +1,203 @@
+"""The student's side of a judged submission: run what the judge asks, answer in plain data.
+
+Runs INSIDE the grading child when the grader judges in its own process (``judge.py``). The
+child never imports the course's exercises: ``install_stubs`` puts stand-in modules named
+``helpers.problems.nbNN`` in place whose exercises only record what ``check`` was given (the
+sandbox hides the real files). The judge then asks for operations on the recorded answers by
+handle: call a function, trace a kernel on the CPU tracer, launch it on the GPU, compile it,
+draw a traced block. Inputs arrive as plain data and results leave as plain data
+(``helpers._wire``); no expected value, reference or key is ever here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import sys
+import types
+
+from .. import _wire
+
+MISSING = type("Missing", (), {"__repr__": lambda self: "<no answer>"})()
+_MAX_TRACES = 8  # traces kept for pictures: the judge asks right after a failing trace
+
+
+class ExerciseStub:
+    """What a notebook sees as ``nb02.saxpy`` while it is graded: ``check`` records its argument."""
+
+    def __init__(self, ex_id: str, prompt: str, record):
+        self.id, self.name = ex_id, ex_id.rsplit(".", 1)[-1]
+        self.notebook = ex_id.rsplit(".", 1)[0]  # what the tamper report names
+        self.prompt = prompt
+        self._record = record
+
+    def check(self, answer=MISSING, seed=None, **options):
+        self._record(self.id, answer, options)
+
+    def grade(self, *a, **k):
+        return None
+
+    def hint(self, *a, **k):
+        print(f"(hints for {self.id} are not shown while grading)")
+
+    def solution(self, *a, **k):
+        print(f"(the solution of {self.id} is not shown while grading)")
+
+    def __repr__(self):
+        return f"<Exercise {self.id}: {self.prompt}>"
+
+
+def install_stubs(public: dict, record) -> list:
+    """``helpers.problems`` and its ``nbNN`` modules as stand-ins (exercises and public constants);
+    returns the stand-in exercises."""
+    pkg = types.ModuleType("helpers.problems")
+    pkg.__path__ = []  # a package with nothing on disk: every submodule is one of these stand-ins
+    pkg.MODULES = tuple(sorted(public))
+    sys.modules["helpers.problems"] = pkg
+    import helpers
+
+    helpers.problems = pkg
+    stubs = []
+    for module, spec in public.items():
+        mod = types.ModuleType(f"helpers.problems.{module}")
+        for name, value in (spec.get("constants") or {}).items():
+            setattr(mod, name, _wire.decode(value))
+        exercises = {}
+        for name, ex in (spec.get("exercises") or {}).items():
+            exercises[name] = ExerciseStub(f"{module}.{name}", str(ex.get("prompt") or ""), record)
+            setattr(mod, name, exercises[name])
+        mod.EXERCISES = exercises
+        sys.modules[mod.__name__] = mod
+        setattr(pkg, module, mod)
+        stubs.extend(exercises.values())
+    return stubs
+
+
+class Server:
+    """Answers the judge's requests about the objects recorded in this process."""
+
+    def __init__(self, on_gpu: bool):
+        self.on_gpu = on_gpu
+        self.handles: dict[int, object] = {}
+        self.traces: dict[int, object] = {}
+        self._next = 0
+
+    # -- describing answers
+    def describe(self, obj, want: str) -> dict:
+        """What the judge needs to build its stand-in: plain data, never the object itself."""
+        from .. import _numba
+        from ..exercises.base import source
+
+        if obj is MISSING:
+            return {"kind": "missing"}
+        if want == "value" or not callable(obj):
+            return {"kind": "value", "value": obj}
+        self._next += 1
+        handle = self._next
+        self.handles[handle] = obj
+        py = _numba.python_function(obj)
+        cuda = _numba.is_cuda_function(obj)
+        fn = py or obj
+        desc = {
+            "handle": handle,
+            "kind": "kernel" if (cuda or py is not None) else "function",
+            "name": str(getattr(fn, "__name__", "") or "<lambda>"),
+            "qualname": str(getattr(fn, "__qualname__", "") or ""),
+            "params": _params(fn),
+            "file": str(getattr(getattr(fn, "__code__", None), "co_filename", "") or ""),
+            "pyfunction": inspect.isfunction(fn),
+        }
+        if desc["kind"] == "kernel":
+            desc.update(cuda=bool(cuda), configured=bool(py is not None and not cuda))
+            desc["device"] = bool(_numba.is_device_function(obj)) if cuda else False
+        try:
+            src = source(obj) if desc["kind"] == "kernel" else inspect.getsource(fn)
+            desc["source"] = src if isinstance(src, str) and not src.startswith("(source not available") else None
+        except (OSError, TypeError):
+            desc["source"] = None
+        return desc
+
+    # -- operations
+    def handle(self, request: dict) -> dict:
+        op = request.get("op")
+        obj = self.handles.get(request.get("handle"))
+        if op in ("call", "trace", "gpu", "compile") and obj is None:
+            raise LookupError("no such answer")
+        args = list(request.get("args") or [])
+        if op == "call":
+            kwargs = request.get("kwargs") or {}
+            return {"value": obj(*args, **{str(k): v for k, v in kwargs.items()})}
+        if op == "trace":
+            from ..exercises.kernels import run_traced, trace_metrics
+
+            t = run_traced(obj, _grid(request["grid"]), _grid(request["block"]), args, request.get("outputs") or [])
+            self._next += 1
+            self.traces[self._next] = t
+            for old in sorted(self.traces)[:-_MAX_TRACES]:
+                del self.traces[old]
+            return {
+                "trace": self._next,
+                "args": args,
+                "verdicts": [_verdict(v) for v in t.verdicts],
+                "metrics": trace_metrics(t),
+                "griddim": list(t.griddim),
+            }
+        if op == "gpu":
+            from ..exercises.kernels import run_gpu
+
+            hits = run_gpu(obj, _grid(request["grid"]), _grid(request["block"]), args)
+            return {"args": args, "hits": [[int(p), int(e)] for p, e in hits]}
+        if op == "compile":
+            from .. import compile_check
+
+            r = compile_check.start(obj, args).result()
+            return {"ok": r.ok, "message": str(r.message), "seconds": float(getattr(r, "seconds", 0.0) or 0.0)}
+        if op == "show":
+            t = self.traces.get(request.get("trace"))
+            fig = t.show(block=int(request.get("block") or 0)) if t is not None else None
+            if fig is None:
+                return {"png": None}
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+            return {"png": buf.getvalue()}
+        raise LookupError(f"unknown operation {op!r}")
+
+
+def _grid(g):
+    return tuple(int(v) for v in g) if isinstance(g, (tuple, list)) else int(g)
+
+
+def _params(fn):
+    try:
+        return [[p.name, p.kind.name] for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        return None
+
+
+def _verdict(v) -> dict:
+    out = {}
+    for name in ("kind", "message", "array", "block", "thread", "line", "count", "details"):
+        value = getattr(v, name, None)
+        out[name] = value if name == "details" else _plain_field(value)
+    return out
+
+
+def _plain_field(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (tuple, list)):
+        return [_plain_field(x) for x in v]
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def error_reply(exc: BaseException) -> dict:
+    from ..errors import CourseError
+
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc)[:1500],
+        "course": isinstance(exc, CourseError),
+    }

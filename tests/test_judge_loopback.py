@@ -1,0 +1,114 @@
+"""The judge grades through stand-ins (helpers/exercises/remote.py) for answers that live in the
+student's process. Here the student's side (grading/serve.py) runs in this process behind a
+loopback channel that sends every request and reply through the wire codec, so each reference
+and each catalogued wrong answer of every judged notebook must get the same status and the same
+sentence as when graded directly: the judge may not make the checks weaker or their words worse.
+"""
+
+import inspect
+import json
+
+import pytest
+from numba import cuda
+from test_problems import WRONG, _exec_function, _grade_reference, placeholder, placeholder_kernel
+
+from helpers import _numba, _wire
+from helpers.exercises import FunctionExercise, KernelExercise, remote
+from helpers.grading.judge import judgeable, want
+from helpers.grading.serve import Server, error_reply
+from helpers.problems import MODULES, all_exercises
+
+pytestmark = pytest.mark.usefixtures("progress_file")  # tests/conftest.py
+
+JUDGED = [m for m in MODULES if judgeable([ex for ex in all_exercises() if ex.notebook == m])]
+EXERCISES = [ex for ex in all_exercises() if ex.notebook in JUDGED]
+
+
+def _through_the_wire(value):
+    return _wire.decode(json.loads(_wire.dumps(_wire.encode(value))))
+
+
+class Loopback:
+    """The channel of judge.py, with the student's process replaced by a Server in this one."""
+
+    def __init__(self):
+        self.server = Server(on_gpu=False)
+        self.ops = []
+
+    def request(self, op, **fields):
+        self.ops.append(op)
+        body = _through_the_wire(fields)
+        try:
+            reply = self.server.handle({**body, "op": op})
+        except Exception as e:  # noqa: BLE001 - as the child does: the student's exception, by name
+            raise remote.raised(_through_the_wire(error_reply(e))) from None
+        return _through_the_wire(reply)
+
+    def stand_in(self, obj, kind):
+        return remote.answer_from(self, _through_the_wire(self.server.describe(obj, kind)))
+
+
+def _judged(ex, answer, seed, options):
+    chan = Loopback()
+    got = chan.stand_in(answer, want(ex))
+    opts = {k: chan.stand_in(v, "function" if callable(v) else "value") for k, v in options.items()}
+    return ex.grade(got, seed=seed, watchdog=0, **opts), chan
+
+
+def test_the_judged_notebooks_are_the_ones_docs_grading_names():
+    assert JUDGED == ["nb01", "nb02", "nb04", "nb05", "nb06", "nb07", "nb11", "nb13", "nb15"]
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=[ex.id for ex in EXERCISES])
+def test_reference_passes_through_the_judge(ex):
+    direct = _grade_reference(ex, seed=5)
+    options = ex.reference_options() if isinstance(ex, KernelExercise) else {}
+    judged, chan = _judged(ex, ex.reference_answer(), 5, options)
+    assert judged.status == direct.status == "passed", judged.line()
+    assert judged.message == direct.message
+    if isinstance(ex, KernelExercise):
+        assert "trace" in chan.ops  # the kernel ran in the student's process, not here
+
+
+CASES = [(ex, w) for ex in EXERCISES for w in WRONG[ex.notebook].get(ex.name, [])]
+
+
+@pytest.mark.parametrize("ex,wrong", CASES, ids=[f"{ex.id}-{w.kind}" for ex, w in CASES])
+def test_wrong_answer_gets_the_same_verdict_through_the_judge(ex, wrong):
+    direct = ex.grade(wrong.answer, seed=3, **wrong.options)
+    judged, _ = _judged(ex, wrong.answer, 3, wrong.options)
+    assert judged.status == direct.status == wrong.status, judged.line()
+    assert wrong.says in judged.message
+    assert judged.message == direct.message
+
+
+KERNELS = [ex for ex in EXERCISES if isinstance(ex, KernelExercise)]
+FUNCTIONS = [ex for ex in EXERCISES if isinstance(ex, FunctionExercise)]
+
+
+def _same(ex, answer, **options):
+    direct = ex.grade(answer, seed=2, **options)
+    judged, _ = _judged(ex, answer, 2, options)
+    assert (judged.status, judged.message) == (direct.status, direct.message)
+    return judged
+
+
+@pytest.mark.parametrize("ex", KERNELS, ids=[ex.id for ex in KERNELS])
+def test_kernel_learner_errors_read_the_same_through_the_judge(ex):
+    opts = ex.reference_options()
+    assert _same(ex, placeholder_kernel, **opts).status == "not_attempted"
+    plain = _numba.python_function(ex.reference)
+    assert "@cuda.jit" in _same(ex, plain, **opts).message
+    params = list(inspect.signature(plain).parameters)
+    assert f"passes {len(params)}" in _same(ex, cuda.jit(_exec_function(params[:-1], "pass")), **opts).message
+    assert "device function" in _same(ex, cuda.jit(device=True)(plain), **opts).message
+    assert "kernel itself" in _same(ex, 42, **opts).message
+
+
+@pytest.mark.parametrize("ex", FUNCTIONS, ids=[ex.id for ex in FUNCTIONS])
+def test_function_learner_errors_read_the_same_through_the_judge(ex):
+    assert _same(ex, placeholder).status == "not_attempted"
+    assert "plain Python function" in _same(ex, cuda.jit(ex.reference)).message
+    names = list(ex.inputs)
+    assert f"passes {len(names)}" in _same(ex, _exec_function(names[:-1], "return 1")).message
+    assert "NameError" in _same(ex, _exec_function(names, "return undefined_name")).message
