@@ -12,7 +12,7 @@ import pytest
 from numba import cuda
 from test_problems import WRONG, _exec_function, _grade_reference, placeholder, placeholder_kernel
 
-from helpers import _numba, _wire
+from helpers import _numba, _wire, env
 from helpers.exercises import FunctionExercise, KernelExercise, remote
 from helpers.grading.judge import judgeable, want
 from helpers.grading.serve import Server, error_reply
@@ -32,7 +32,7 @@ class Loopback:
     """The channel of judge.py, with the student's process replaced by a Server in this one."""
 
     def __init__(self):
-        self.server = Server(on_gpu=False)
+        self.server = Server(on_gpu=env.on_gpu())  # on a GPU the checks also launch there, through "gpu"
         self.ops = []
 
     def request(self, op, **fields):
