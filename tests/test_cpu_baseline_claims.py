@@ -148,6 +148,10 @@ NOT_INSTALLED_ROWS = {
 }
 
 
+# Tools not in the course's environment that were run on the GPU host: the record the row must cite.
+RECORDED = {"numba-cuda-mlir": "docs/data/mlir_nb02.json", "cuTile Python": "docs/data/cutile.json"}
+
+
 def _installed(dists):
     for d in dists:
         try:
@@ -165,7 +169,8 @@ def test_landscape_marks_every_tool_not_installed_here_as_not_run(folder):
         (row,) = [r for r in rows if r.startswith(f"| **{tool}**")]
         last = row.rstrip(" |").rsplit("|", 1)[-1]
         if not _installed(dists):
-            assert "not run here" in last or "untested here" in last, row
+            ran = tool in RECORDED and "run on the H100" in last and RECORDED[tool] in last
+            assert ran or "not run here" in last or "untested here" in last, row
     # cuda.compute is in the GPU sets since notebook 14: its row reports what the recorded H100 run found
     record = json.loads((ROOT / "docs/data/cccl.json").read_text())
     (row,) = [r for r in rows if r.startswith("| **cuda.compute**")]
@@ -174,6 +179,15 @@ def test_landscape_marks_every_tool_not_installed_here_as_not_run(folder):
     assert record["features_with_numba_cuda_mlir"]["custom Python operator (reduce with max_abs)"].startswith("works")
     cutile = next(r for r in rows if r.startswith("| **cuTile Python**"))
     assert "r580" in cutile and "8.0" in cutile and "failed to compile a vector add" in cutile
+    tile = json.loads((ROOT / RECORDED["cuTile Python"]).read_text())
+    assert all(v["correct"] for v in tile["vector_add"].values()) and "CUDA_HOME" in tile["failed_before"]
+    assert "CUDA_HOME" in cutile and "n = 128 and 2^20" in cutile
+    mlir = json.loads((ROOT / RECORDED["numba-cuda-mlir"]).read_text())
+    runs = [r for r in mlir["rows"] if r["module"] == "mlir"]
+    right = sum(r["result"] == "correct" for r in runs)
+    (row,) = [r for r in rows if r.startswith("| **numba-cuda-mlir**")]
+    assert f"{right} of {len(runs)} runs" in row and len({r["kernel"] for r in runs}) == 9
+    assert f"({right} of {len(runs)} runs" in re.sub(r"\s+", " ", _markdown(folder))
 
 
 @pytest.mark.parametrize("folder", ["solutions", "notebooks"])
