@@ -118,6 +118,34 @@ def test_a_broadcast_is_not_called_a_conflict():
     assert titles.index(two_words) == 0  # the only conflict comes first
 
 
+@cuda.jit
+def _doubles(a, out):
+    tile = cuda.shared.array(64, np.float64)
+    t = cuda.threadIdx.x
+    tile[t] = a[t]
+    tile[t + 32] = a[t + 32]
+    cuda.syncthreads()
+    s = tile[t]
+    s += tile[2 * t]
+    out[t] = s
+
+
+def test_8_byte_elements_count_two_words_each():
+    a = np.arange(64, dtype=np.float64)
+    out = np.zeros(32, np.float64)
+    t = trace(_doubles, 1, 32, a, out, outputs=("out",))
+    ranked = bank_accesses(t)
+    assert max(p["ways"] for p in ranked) == t.metrics.bank_ways_max == 2
+    titles = _titles(t.show_banks())
+    # tile[2 * t] spans words 4t and 4t + 1: lanes t, t + 8, t + 16, t + 24 share two banks, 4 passes
+    (strided,) = [title for title in titles if "tile[2 * t]" in title]
+    assert "2-way conflict: bank 0 holds 4 different words, 4 passes where 2 would do" in strided
+    assert titles.index(strided) == 0
+    for line in ("tile[t] = a[t]", "s = tile[t]"):  # 64 words: 2 passes is the best 32 banks can do
+        (dense,) = [title for title in titles if line in title]
+        assert "conflict-free: 64 different words in 2 passes" in dense and "-way" not in dense
+
+
 def test_limit_picks_the_worst_first_and_the_arguments_are_still_checked():
     t = _square(_transpose_tile)
     (only,) = _titles(t.show_banks(limit=1))

@@ -307,6 +307,7 @@ def bank_accesses(t, array=None, block=0, warp=0):
         run = {
             "rows": r,
             "banks": banks,
+            "words": nwords,
             "passes": passes,
             "ideal": ideal,
             "ways": -(-passes // ideal),
@@ -339,6 +340,8 @@ def bank_verdict(p):
             f"{p['ways']}-way conflict: bank {bank} holds {p['passes']} different words, "
             f"{p['passes']} passes where {p['ideal']} would do"
         )
+    if p["ideal"] > 1:  # 8-byte (or wider) elements: more words than banks
+        return f"conflict-free: {p['words']} different words in {p['passes']} passes, the fewest 32 banks allow"
     words = [lanes for per_word in banks.values() for lanes in per_word.values()]
     most = max(len(lanes) for lanes in words)
     if len(words) == 1 and most > 1:
