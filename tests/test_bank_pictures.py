@@ -146,6 +146,28 @@ def test_8_byte_elements_count_two_words_each():
         assert "conflict-free: 64 different words in 2 passes" in dense and "-way" not in dense
 
 
+@cuda.jit
+def _shared_count(out):
+    count = cuda.shared.array(1, np.int32)
+    t = cuda.threadIdx.x
+    if t == 0:
+        count[0] = 0
+    cuda.syncthreads()
+    cuda.atomic.add(count, 0, 1)
+    cuda.syncthreads()
+    if t == 0:
+        out[0] = count[0]
+
+
+def test_atomics_on_one_address_are_not_called_free():
+    out = np.zeros(1, np.int32)
+    t = trace(_shared_count, 1, 32, out, outputs=("out",))
+    assert out[0] == 32
+    (atomic,) = [title for title in _titles(t.show_banks()) if "atomic" in title]
+    assert "32 threads update one address: those atomics run one after another" in atomic
+    assert "conflict-free" not in atomic and "broadcast" not in atomic
+
+
 def test_limit_picks_the_worst_first_and_the_arguments_are_still_checked():
     t = _square(_transpose_tile)
     (only,) = _titles(t.show_banks(limit=1))

@@ -314,6 +314,7 @@ def bank_accesses(t, array=None, block=0, warp=0):
             "bank": bank,
             "threads": len({lane for lanes in banks[bank].values() for lane in lanes}),
             "first": int(r.min()),
+            "kind": int(a.kind[r[0]]),
         }
         key = (int(a.loc[r[0]]), int(a.array[r[0]]), int(a.kind[r[0]]))
         instructions.setdefault(key, []).append(run)
@@ -344,6 +345,10 @@ def bank_verdict(p):
         return f"conflict-free: {p['words']} different words in {p['passes']} passes, the fewest 32 banks allow"
     words = [lanes for per_word in banks.values() for lanes in per_word.values()]
     most = max(len(lanes) for lanes in words)
+    if most > 1 and p["kind"] == ATOMIC:  # no bank conflict, but the updates of one address take turns
+        return f"no bank conflict, but up to {most} threads update one address: those atomics run one after another"
+    if most > 1 and p["kind"] == WRITE:
+        return f"conflict-free: up to {most} threads write one address, one pass (one of the writes is kept)"
     if len(words) == 1 and most > 1:
         return f"conflict-free: all {most} threads read the same address, a broadcast in 1 pass"
     if most > 1:
@@ -410,8 +415,8 @@ def draw_banks(t, array=None, block=0, warp=0, limit=6):
     more = f" ({len(panels)} of {len(ranked)} shared-memory accesses)" if len(ranked) > len(panels) else ""
     fig.suptitle(
         f"{t.kernel_name}: shared-memory banks used by warp {warp} of block {_block_label(t, block)}, "
-        f"worst conflict first{more}\nnumber = lane (+ = several lanes read the same word: a broadcast, "
-        f"no conflict); red = an extra pass",
+        f"worst conflict first{more}\nnumber = lane (+ = several lanes on the same word: for a read, a "
+        f"broadcast, no conflict); red = an extra pass",
         fontsize=10,
     )
     fig.supxlabel("bank", fontsize=8)
