@@ -177,17 +177,58 @@ def test_limit_picks_the_worst_first_and_the_arguments_are_still_checked():
             t.show_banks(**bad)
 
 
-@pytest.mark.parametrize("limit", [6, 7])
-def test_the_picture_stays_small_and_quick_even_with_many_32_way_accesses(limit):
-    a = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
-    t = trace(_six_column_reads, 1, 32, a, np.zeros(32, np.float32), outputs=("out",))
+@cuda.jit
+def _twenty_lines(a, out):
+    tile = cuda.shared.array(32, np.float32)
+    t = cuda.threadIdx.x
+    tile[t] = a[t]
+    cuda.syncthreads()
+    s = tile[t]
+    s += tile[(t + 1) % 32]
+    s += tile[(t + 2) % 32]
+    s += tile[(t + 3) % 32]
+    s += tile[(t + 4) % 32]
+    s += tile[(t + 5) % 32]
+    s += tile[(t + 6) % 32]
+    s += tile[(t + 7) % 32]
+    s += tile[(t + 8) % 32]
+    s += tile[(t + 9) % 32]
+    s += tile[(t + 10) % 32]
+    s += tile[(t + 11) % 32]
+    s += tile[(t + 12) % 32]
+    s += tile[(t + 13) % 32]
+    s += tile[(t + 14) % 32]
+    s += tile[(t + 15) % 32]
+    s += tile[(t + 16) % 32]
+    s += tile[(t + 17) % 32]
+    s += tile[(t + 18) % 32]
+    out[t] = s
+
+
+def _drawn(t, limit):
     start = time.perf_counter()
     fig = t.show_banks(limit=limit)
     fig.canvas.draw()  # what Jupyter pays to show it
-    seconds = time.perf_counter() - start
+    return fig, time.perf_counter() - start
+
+
+@pytest.mark.parametrize("limit", [6, 7, 50])
+def test_the_picture_stays_small_and_quick_even_with_many_32_way_accesses(limit):
+    a = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    t = trace(_six_column_reads, 1, 32, a, np.zeros(32, np.float32), outputs=("out",))
+    fig, seconds = _drawn(t, limit)
     assert fig.get_figheight() * fig.dpi <= MAX_PX and seconds < MAX_S
     titles = _titles(fig)
-    assert len(titles) == min(limit, 7) and sum("32-way conflict" in title for title in titles) == 6
+    assert len(titles) == 6 and all("32-way conflict" in title for title in titles)  # the write made way
+
+
+def test_a_large_limit_still_fits_on_one_screen():
+    a = np.arange(32, dtype=np.float32)
+    t = trace(_twenty_lines, 1, 32, a, np.zeros(32, np.float32), outputs=("out",))
+    assert len(bank_accesses(t)) == 20  # the write and 19 reads
+    fig, seconds = _drawn(t, 50)
+    assert fig.get_figheight() * fig.dpi <= MAX_PX and seconds < MAX_S
+    assert 6 <= len(fig.axes) < 20 and "limit=50 would not fit on one screen" in fig._suptitle.get_text()
 
 
 def _notebook_05_section_5():

@@ -375,11 +375,18 @@ def draw_banks(t, array=None, block=0, warp=0, limit=6):
         raise LearnerError(
             f"Warp {warp} of block {block} made no shared-memory accesses" + (f" to {array}" if array else "") + "."
         )
-    panels = ranked[:limit]
     head = 1.0  # inches per panel for its two-line title and the bank numbers
+    panels = ranked[:limit]
+
+    # About 1,500 px tall at most: the least conflicted panels make way until every pass gets some room,
+    # and beyond the default 6 until each has room for its lane numbers.
+    def level(panels):
+        return (MAX_HEIGHT_IN - 1.0 - head * len(panels)) / sum(p["passes"] for p in panels)
+
+    while len(panels) > 1 and (level(panels) < 0.04 or (len(panels) > 6 and level(panels) < 0.12)):
+        panels.pop()
     levels = sum(p["passes"] for p in panels)
-    room = MAX_HEIGHT_IN - 1.0 - head * len(panels)  # about 1,500 px tall at most
-    level_in = min(0.3, max(room, 0.5) / levels)
+    level_in = min(0.3, (MAX_HEIGHT_IN - 1.0 - head * len(panels)) / levels)
     fig = plt.figure(figsize=(13, levels * level_in + head * len(panels) + 1.0))
     gs = fig.add_gridspec(len(panels), 1, height_ratios=[p["passes"] for p in panels])
     labels = level_in >= 0.11  # room for a lane number in each cell
@@ -413,6 +420,8 @@ def draw_banks(t, array=None, block=0, warp=0, limit=6):
             f"{title}{runs}\n{bank_verdict(p)}", fontsize=9, loc="left", color=PROBLEM if p["ways"] > 1 else "black"
         )
     more = f" ({len(panels)} of {len(ranked)} shared-memory accesses)" if len(ranked) > len(panels) else ""
+    if len(panels) < min(limit, len(ranked)):
+        more += f"; limit={limit} would not fit on one screen"
     fig.suptitle(
         f"{t.kernel_name}: shared-memory banks used by warp {warp} of block {_block_label(t, block)}, "
         f"worst conflict first{more}\nnumber = lane (+ = several lanes on the same word: for a read, a "
