@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import LearnerError, shown
-from ..limits import MAX_THREADS_PER_BLOCK
+from ..limits import MAX_THREADS_PER_BLOCK, WARP_SIZE
 
 # Pictures and counts are worked out thread by thread: beyond this many a launch is refused in one
 # sentence instead of filling the memory (a real GPU runs more; the arithmetic is the same).
@@ -142,6 +142,23 @@ class Launch:
         if per % 32:
             text += f" (the last one has {per % 32} threads: a multiple of 32 fills every warp)"
         return text
+
+
+def block_warps(block) -> np.ndarray:
+    """Warp number of each thread of one block, as an array indexed [threadIdx.y, threadIdx.x].
+
+    CUDA numbers a block's threads linearly with x fastest, ``threadIdx.y * blockDim.x + threadIdx.x``,
+    and cuts that order into warps of 32: a (16, 8) block is 4 warps of 2 rows each; a (10, 10) block is
+    4 warps, the last one holding only 4 threads. A 1D block is ``(t, 1)``.
+    """
+    bx, by = _pair("block", block, "(16, 8)")
+    bx, by = _positive_int("block x", bx), _positive_int("block y", by)
+    return np.arange(bx * by).reshape(by, bx) // WARP_SIZE
+
+
+def warp_sizes(block) -> list[int]:
+    """Threads in each warp of one block, warp 0 first: only the last one can be partly filled."""
+    return np.bincount(block_warps(block).ravel()).tolist()
 
 
 def launch_1d(n: int, threads_per_block: int, blocks: int | None = None) -> Launch:

@@ -11,7 +11,7 @@ from ..errors import LearnerError
 from .metrics import warp_groups
 from .records import ATOMIC, READ, WRITE
 
-__all__ = ["draw_accesses", "draw_coalescing", "draw_banks"]
+__all__ = ["draw_accesses", "draw_coalescing", "draw_banks", "bank_accesses"]
 
 MAX_TEXT_CELLS = 600  # above this, cells are too small to carry thread numbers
 MAX_HEIGHT_IN = 15.0  # figure inches at 100 dpi: a trace picture stays about 1,500 px tall
@@ -270,58 +270,164 @@ def draw_coalescing(t, array=None, block=0, warp=0, limit=6):
     return finish(fig)
 
 
-def draw_banks(t, array=None, block=0, warp=0, limit=6):
-    """Shared-memory banks for one warp's accesses: one column per bank (32 banks of 4 bytes).
+def bank_accesses(t, array=None, block=0, warp=0):
+    """The shared-memory access instructions of one warp, worst bank conflict first.
 
-    Each lane sits in the column of the bank its word lives in; lanes on the same word share
-    it (broadcast).  A column holding several different words needs several passes: those
-    extra passes are bank conflicts and are drawn in red.
+    An instruction is one source line's read, write or atomic on one shared array; in a loop the
+    warp runs it many times, and the worst of those runs stands for it. Returns a list of dicts,
+    ranked by conflict degree (then by first run): `rows` (access positions of the run shown),
+    `banks` ({bank: {word: [lanes]}}), `passes` (most distinct 4-byte words in one bank: threads
+    on the same word share it by broadcast, as on the hardware), `ideal` (passes the words need
+    at best: 1 for 4-byte elements), `ways` (passes / ideal, rounded up: 1 means conflict-free),
+    `bank` (the bank with the most words), `threads` (lanes that hit it), `runs` and `conflicted`
+    (how often the warp ran the instruction, and how many of those runs had a conflict).
+    """
+    rows, wid, _, addr = warp_groups(t, "shared")
+    a = t.accesses
+    keep = (a.block[rows] == block) & (a.warp[rows] == warp)
+    if array is not None:
+        keep &= a.array[rows] == t.array_id(array)
+    rows, wid, addr = rows[keep], wid[keep], addr[keep]
+    instructions = {}
+    for g in np.unique(wid):
+        m = wid == g
+        r, ad = rows[m], addr[m]
+        info = t.arrays[a.array[r[0]]]
+        words_per = max(info.itemsize // 4, 1)  # an 8-byte element spans two banks
+        banks = {}
+        for lane, first in zip(a.thread[r] % 32, ad // 4):
+            for w in range(int(first), int(first) + words_per):
+                lanes = banks.setdefault(w % 32, {}).setdefault(w, [])
+                if int(lane) not in lanes:
+                    lanes.append(int(lane))
+        nwords = sum(len(v) for v in banks.values())
+        passes = max(len(v) for v in banks.values())
+        ideal = max(-(-nwords // 32), 1)
+        bank = min(banks, key=lambda b: (-len(banks[b]), b))
+        run = {
+            "rows": r,
+            "banks": banks,
+            "words": nwords,
+            "passes": passes,
+            "ideal": ideal,
+            "ways": -(-passes // ideal),
+            "bank": bank,
+            "threads": len({lane for lanes in banks[bank].values() for lane in lanes}),
+            "first": int(r.min()),
+            "kind": int(a.kind[r[0]]),
+        }
+        key = (int(a.loc[r[0]]), int(a.array[r[0]]), int(a.kind[r[0]]))
+        instructions.setdefault(key, []).append(run)
+    ranked = []
+    for runs in instructions.values():
+        worst = max(runs, key=lambda run: (run["ways"], run["passes"], -run["first"]))
+        first = min(run["first"] for run in runs)
+        conflicted = sum(run["ways"] > 1 for run in runs)
+        ranked.append(dict(worst, runs=len(runs), conflicted=conflicted, first=first))
+    ranked.sort(key=lambda p: (-p["ways"], -p["passes"], p["first"]))
+    return ranked
+
+
+def bank_verdict(p):
+    """One line on one access: its conflict degree, in words a learner can check on the picture."""
+    banks, bank = p["banks"], p["bank"]
+    if p["ways"] > 1:
+        if p["ideal"] == 1:
+            return (
+                f"{p['ways']}-way conflict: {p['threads']} threads hit bank {bank} at {p['passes']} "
+                f"different addresses, {p['passes']} passes instead of 1"
+            )
+        return (
+            f"{p['ways']}-way conflict: bank {bank} holds {p['passes']} different words, "
+            f"{p['passes']} passes where {p['ideal']} would do"
+        )
+    if p["ideal"] > 1:  # 8-byte (or wider) elements: more words than banks
+        return f"conflict-free: {p['words']} different words in {p['passes']} passes, the fewest 32 banks allow"
+    words = [lanes for per_word in banks.values() for lanes in per_word.values()]
+    most = max(len(lanes) for lanes in words)
+    if most > 1 and p["kind"] == ATOMIC:  # no bank conflict, but the updates of one address take turns
+        return f"no bank conflict, but up to {most} threads update one address: those atomics run one after another"
+    if most > 1 and p["kind"] == WRITE:
+        return f"conflict-free: up to {most} threads write one address, one pass (one of the writes is kept)"
+    if len(words) == 1 and most > 1:
+        return f"conflict-free: all {most} threads read the same address, a broadcast in 1 pass"
+    if most > 1:
+        return (
+            f"conflict-free: threads on the same address share it (a broadcast, up to {most} threads "
+            f"on one address), and no bank is asked for two addresses: 1 pass"
+        )
+    return "conflict-free: every bank is asked for one address at most, 1 pass"
+
+
+def draw_banks(t, array=None, block=0, warp=0, limit=6):
+    """Shared-memory banks for one warp: one column per bank (32 banks of 4 bytes), worst conflict first.
+
+    One panel per access instruction (a source line's read or write of a shared array; the worst
+    time the warp ran it). Each lane sits in the column of the bank its word lives in; lanes on the
+    same word share it (broadcast). A column holding several different words needs several passes:
+    those extra passes are the bank conflict and are drawn in red.
     """
     plt = pyplot()
-    from matplotlib.patches import Rectangle
+    from matplotlib.collections import PolyCollection
 
-    groups, total = _warp_selection(t, "shared", array, block, warp, limit)
-    if not groups:
+    ranked = bank_accesses(t, array=array, block=block, warp=warp)
+    if not ranked:
         raise LearnerError(
             f"Warp {warp} of block {block} made no shared-memory accesses" + (f" to {array}" if array else "") + "."
         )
-    a = t.accesses
-    panels = []
-    for rows, addr in groups:
-        words = addr // 4
-        per_bank = {}
-        for lane, w in zip(a.thread[rows] % 32, words):
-            per_bank.setdefault(int(w % 32), {}).setdefault(int(w), []).append(int(lane))
-        depth = max(len(v) for v in per_bank.values())
-        panels.append((rows, per_bank, depth))
-    heights = [max(p[2], 1) * 0.45 + 0.9 for p in panels]
-    fig = plt.figure(figsize=(13, sum(heights) + 0.9))
-    gs = fig.add_gridspec(len(panels), 1, height_ratios=heights)
-    for k, (rows, per_bank, depth) in enumerate(panels):
+    head = 1.0  # inches per panel for its two-line title and the bank numbers
+    panels = ranked[:limit]
+
+    # About 1,500 px tall at most: the least conflicted panels make way until every pass gets some room,
+    # and beyond the default 6 until each has room for its lane numbers.
+    def level(panels):
+        return (MAX_HEIGHT_IN - 1.0 - head * len(panels)) / sum(p["passes"] for p in panels)
+
+    while len(panels) > 1 and (level(panels) < 0.04 or (len(panels) > 6 and level(panels) < 0.12)):
+        panels.pop()
+    levels = sum(p["passes"] for p in panels)
+    level_in = min(0.3, (MAX_HEIGHT_IN - 1.0 - head * len(panels)) / levels)
+    fig = plt.figure(figsize=(13, levels * level_in + head * len(panels) + 1.0))
+    gs = fig.add_gridspec(len(panels), 1, height_ratios=[p["passes"] for p in panels])
+    labels = level_in >= 0.11  # room for a lane number in each cell
+    for k, p in enumerate(panels):
         ax = fig.add_subplot(gs[k])
-        title, info = _access_title(t, rows)
-        for bank in range(32):
-            words = sorted(per_bank.get(bank, {}).items())
-            for level, (word, lanes) in enumerate(words):
-                colour = "#9ecae1" if level == 0 else PROBLEM
-                ax.add_patch(Rectangle((bank, level), 1, 1, facecolor=colour, edgecolor="black", linewidth=0.5))
-                label = str(lanes[0]) + ("+" if len(lanes) > 1 else "")
-                ax.text(bank + 0.5, level + 0.5, label, ha="center", va="center", fontsize=6)
+        title, _ = _access_title(t, p["rows"])
+        cells, faces = [], []
+        for bank, words in p["banks"].items():
+            for level, (_word, lanes) in enumerate(sorted(words.items())):
+                cells.append(((bank, level), (bank + 1, level), (bank + 1, level + 1), (bank, level + 1)))
+                faces.append("#9ecae1" if level == 0 else PROBLEM)
+                if labels:
+                    text = str(lanes[0]) + ("+" if len(lanes) > 1 else "")
+                    ax.text(bank + 0.5, level + 0.5, text, ha="center", va="center", fontsize=6, in_layout=False)
+        ax.add_collection(PolyCollection(cells, facecolors=faces, edgecolors="black", linewidths=0.5))
+        depth = p["passes"]
         ax.set_xlim(0, 32)
-        ax.set_ylim(max(depth, 1), 0)
+        ax.set_ylim(depth, 0)
         ax.set_xticks(np.arange(32) + 0.5)
         ax.set_xticklabels([str(b) for b in range(32)], fontsize=6)
-        ax.set_yticks(np.arange(max(depth, 1)) + 0.5)
-        ax.set_yticklabels([f"pass {p + 1}" for p in range(max(depth, 1))], fontsize=6)
-        verdict = "no bank conflict" if depth <= 1 else f"{depth}-way bank conflict: {depth} passes instead of 1"
-        ax.set_title(f"{title}: {verdict}", fontsize=9, loc="left", color=PROBLEM if depth > 1 else "black")
-    more = f" (first {len(groups)} of {total} accesses)" if total > len(groups) else ""
+        step = 1 if labels else 4
+        ax.set_yticks(np.arange(0, depth, step) + 0.5)
+        ax.set_yticklabels([f"pass {q + 1}" for q in range(0, depth, step)], fontsize=6)
+        ax.tick_params(length=0)
+        runs = ""
+        if p["runs"] > 1 and p["conflicted"]:
+            runs = f", the worst of the {p['runs']} times warp {warp} ran it ({p['conflicted']} with a conflict)"
+        elif p["runs"] > 1:
+            runs = f", run {p['runs']} times by warp {warp}, never with a conflict"
+        ax.set_title(
+            f"{title}{runs}\n{bank_verdict(p)}", fontsize=9, loc="left", color=PROBLEM if p["ways"] > 1 else "black"
+        )
+    more = f" ({len(panels)} of {len(ranked)} shared-memory accesses)" if len(ranked) > len(panels) else ""
+    if len(panels) < min(limit, len(ranked)):
+        more += f"; limit={limit} would not fit on one screen"
     fig.suptitle(
-        f"{t.kernel_name}: shared-memory banks used by warp {warp} of block "
-        f"{_block_label(t, block)}{more}; number = lane (+ = several lanes share "
-        f"the word)",
+        f"{t.kernel_name}: shared-memory banks used by warp {warp} of block {_block_label(t, block)}, "
+        f"worst conflict first{more}\nnumber = lane (+ = several lanes on the same word: for a read, a "
+        f"broadcast, no conflict); red = an extra pass",
         fontsize=10,
     )
     fig.supxlabel("bank", fontsize=8)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()), h_pad=1.2)
     return finish(fig)

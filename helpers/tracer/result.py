@@ -157,6 +157,7 @@ class Trace:
         return pictures.draw_coalescing(self, array=array, block=block, warp=warp, limit=limit)
 
     def show_banks(self, array=None, block=0, warp=0, limit=6):
+        """Shared-memory banks of one warp's accesses, worst bank conflict first (`limit` panels)."""
         block, array = self._picked(block, array)
         warp, limit = self._warp(warp), _index("limit", limit, None, minimum=1)
         return pictures.draw_banks(self, array=array, block=block, warp=warp, limit=limit)

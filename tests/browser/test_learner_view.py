@@ -49,6 +49,9 @@ def test_setup_notebook_runs_and_shows_the_mode(notebook, save_picture):
 # ---------------------------------------------------------------------------------- notebook 01
 
 
+BLOCK_XY = ("block x (blockDim.x)", "block y (blockDim.y)")  # shown when the block shape is "x by y"
+
+
 class Explorer:
     """The grid explorer's widgets, found by their labels as a learner finds them."""
 
@@ -129,11 +132,13 @@ def test_grid_explorer_redraws_when_the_controls_move(notebook, save_picture):
     ex = Explorer(nb)
     expect(ex.box).to_be_visible(timeout=WIDGET_TIMEOUT)
     # every control drawn (ipywidgets attaches a box's children one by one), text and picture in
-    expect(ex.box.locator(".widget-slider")).to_have_count(6, timeout=WIDGET_TIMEOUT)
+    expect(ex.box.locator(".widget-slider")).to_have_count(8, timeout=WIDGET_TIMEOUT)
     expect(ex.info).to_contain_text("i = blockIdx.x", timeout=WIDGET_TIMEOUT)
     expect(ex.picture).to_have_count(1, timeout=WIDGET_TIMEOUT)
     # 1D, the defaults: every control a learner needs for a 1D launch is on screen
-    assert_shown(ex, ("array length n", "threads per block"), ("rows", "cols", "block side (x = y)", "manual blocks"))
+    assert_shown(
+        ex, ("array length n", "threads per block"), ("rows", "cols", "block side (x = y)", *BLOCK_XY, "manual blocks")
+    )
     assert ex.dropdown.is_visible(), "the 'blocks per grid' dropdown is not visible"
     assert ex.info_text().startswith("i = blockIdx.x * blockDim.x + threadIdx.x")
     assert "5 elements, 1 blocks of 32 threads = 32 threads; 27 idle" in ex.info_text()
@@ -158,8 +163,22 @@ def test_grid_explorer_redraws_when_the_controls_move(notebook, save_picture):
     # 2D: the 2D sliders replace the 1D ones and the formula becomes (col, row)
     ex.box.locator("button.widget-toggle-button", has_text="2D").click()
     src = ex.wait_redrawn("row = blockIdx.y * blockDim.y + threadIdx.y", src)
-    assert_shown(ex, ("rows", "cols", "block side (x = y)"), ("array length n", "threads per block"))
+    assert_shown(ex, ("rows", "cols", "block side (x = y)"), ("array length n", "threads per block", *BLOCK_XY))
     save_picture(ex.cell, "grid-explorer-2d.png")
+
+    # a block that is not square: "x by y" swaps the one side for blockDim.x and blockDim.y
+    ex.box.locator("button.widget-toggle-button", has_text="x by y").click()
+    expect(ex.slider(BLOCK_XY[0])).to_be_visible(timeout=WIDGET_TIMEOUT)
+    assert_shown(ex, ("rows", "cols", *BLOCK_XY), ("block side (x = y)",))
+    ex.type_value(BLOCK_XY[0], 16)
+    src = ex.wait_redrawn("blocks of (16, 8) threads", src)
+    assert "4 warps of 32 per block" in ex.info_text()
+    ex.type_value(BLOCK_XY[1], 64)  # 16 x 64 = 1,024 threads: the most a block holds
+    src = ex.wait_redrawn("blocks of (16, 64) threads", src)
+    # more than 1,024 threads: one sentence instead of a picture
+    ex.type_value(BLOCK_XY[0], 32)
+    expect(ex.info).to_contain_text("more than the 1024 a CUDA block can hold", timeout=WIDGET_TIMEOUT)
+    expect(ex.picture).to_have_count(0, timeout=WIDGET_TIMEOUT)
     assert_clean(nb, "01_threads_blocks_grids after moving the explorer")
     assert not [e for e in nb.page.console_errors if "widget" in e.lower()], nb.page.console_errors
 
