@@ -40,6 +40,8 @@ _COMPILED: dict[bytes, tuple[str, bool, tuple]] = {}
 
 def source_of(binary: bytes):
     """(source, extern_c, options) of a CUBIN or PTX that ``compile`` produced in this process, or None."""
+    if not isinstance(binary, (bytes, bytearray, memoryview)):
+        raise LearnerTypeError(f"source_of needs what compile() returned (bytes), not {shown(binary)}.")
     return _COMPILED.get(bytes(binary).rstrip(b"\0 "))
 
 
@@ -173,7 +175,7 @@ def cubin_arch(cubin: bytes) -> str:
         raise LearnerTypeError(
             f"cubin_arch needs a CUBIN's bytes (from compile(src, target='cubin')), not {shown(cubin)}."
         )
-    if cubin[:4] != b"\x7fELF":
+    if cubin[:4] != b"\x7fELF" or len(cubin) < 0x34:  # the ELF header holds the flags read below
         raise LearnerValueError("not a CUBIN: an ELF file starts with b'\\x7fELF'; pass compile(src, target='cubin').")
     flags = int.from_bytes(cubin[0x30:0x34], "little")
     return f"sm_{(flags >> 8) & 0xFF}"

@@ -44,3 +44,8 @@ class LearnerTypeError(LearnerError, TypeError):
 
 class LearnerValueError(LearnerError, ValueError):
     """An argument of the right kind with a value that cannot be used (a ValueError too)."""
+
+
+class LearnerAttributeError(LearnerError, AttributeError):
+    """A name the course's module does not have (an AttributeError too, so hasattr() and getattr() with a
+    default still work)."""

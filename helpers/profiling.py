@@ -15,7 +15,7 @@ import io
 import shutil
 import subprocess
 
-from .errors import GPURequired, LearnerError
+from .errors import GPURequired, LearnerError, LearnerTypeError, shown
 
 # What notebook 15 asks of every kernel: time, DRAM traffic and throughput, occupancy, registers.
 BASIC = {
@@ -39,6 +39,10 @@ NO_PERMISSION = (
 
 def parse(text: str, metrics=None) -> list[dict]:
     """``ncu --csv`` output -> one dict per kernel launch (in launch order): kernel name plus numeric metrics."""
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
+    if not isinstance(text, str):
+        raise LearnerTypeError(f"parse() reads the text ncu --csv printed (a string), not {shown(text)}.")
     if "ERR_NVGPUCTRPERM" in text:
         raise LearnerError(NO_PERMISSION)
     start = text.find('"ID"')
@@ -49,7 +53,7 @@ def parse(text: str, metrics=None) -> list[dict]:
         )
     launches: dict[str, dict] = {}
     for r in csv.DictReader(io.StringIO(text[start:])):
-        rec = launches.setdefault(r["ID"], {"kernel": r.get("Kernel Name", "").split("(")[0][:48]})
+        rec = launches.setdefault(r["ID"], {"kernel": (r.get("Kernel Name") or "").split("(")[0][:48]})
         name = r.get("Metric Name", "")
         if metrics is None or name in metrics:
             value = (r.get("Metric Value") or "").replace(",", "")
@@ -57,7 +61,13 @@ def parse(text: str, metrics=None) -> list[dict]:
                 rec[name] = float(value)
             except ValueError:
                 rec[name] = value
-    return [launches[k] for k in sorted(launches, key=int)]
+    return [launches[k] for k in sorted(launches, key=_launch_order)]
+
+
+def _launch_order(launch_id):
+    """ncu numbers launches 0, 1, 2...; anything else (a hand-edited CSV) goes after them, in text order."""
+    text = str(launch_id)
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
 
 
 def ncu(command: list[str], metrics=BASIC, kernel_regex: str | None = None, timeout: float = 300) -> list[dict]:
@@ -78,6 +88,11 @@ def ncu(command: list[str], metrics=BASIC, kernel_regex: str | None = None, time
 
 def show(rows: list[dict], metrics=BASIC) -> None:
     """Print the rows as a table, one line per launch, with the metrics' readable names."""
+    if not isinstance(rows, (list, tuple)) or not all(isinstance(r, dict) and "kernel" in r for r in rows):
+        raise LearnerTypeError(
+            "show() takes the rows ncu() or parse() returned (a list of dicts, each with a 'kernel'), "
+            f"not {shown(rows)}."
+        )
     names = [metrics[m] for m in metrics]
     print(f"{'kernel':48s}" + "".join(f"{n[:22]:>24s}" for n in names))
     for r in rows:

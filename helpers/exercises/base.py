@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _numba
-from ..errors import CourseError
+from ..errors import CourseError, LearnerError, shown
 from ..tracer.watchdog import HELPERS, LIBRARIES, describe_function, line_text, watchdog
 from . import progress as _progress
 from .results import Result, show, show_text
@@ -115,8 +115,10 @@ class Exercise:
         """Pure: never prints, never raises (learner and checker problems become status "error").
 
         ``watchdog`` is the time budget in seconds (default $COURSE_WATCHDOG_S or 20; 0: none)."""
-        seed = None if not self.random else fresh_seed() if seed is None else int(seed)
+        given_seed, seed = seed, None
         try:
+            seed = None if not self.random else fresh_seed() if given_seed is None else _seed(given_seed)
+            self._check_options(options)
             if not_attempted(answer):
                 return self._result(
                     "not_attempted",
@@ -128,6 +130,12 @@ class Exercise:
                 status, message, picture, metrics = self._grade(answer, np.random.default_rng(seed), **options)
         except KeyboardInterrupt as e:  # the learner pressed stop: one line, not a traceback through helpers
             return self._result("error", stopped_message(e), seed)
+        except SystemExit:  # exit() in the learner's function would end the check (and print IPython's warning)
+            return self._result(
+                "error",
+                "your code called exit() (or sys.exit()), which stops the check: return the answer instead.",
+                seed,
+            )
         except CourseError as e:  # LearnerError, KernelError, UnsupportedByTracer, GPURequired
             return self._result("error", str(e), seed)
         except Exception as e:  # noqa: BLE001 - the learner's code raised somewhere unexpected
@@ -159,6 +167,21 @@ class Exercise:
         show_text(f"Solution for {self.id}", self._solution_text(), code=True)
         _progress.record_solution(self.id)
 
+    def _check_options(self, options) -> None:
+        """Keywords check() passes on to this kind's grading (launch=... for kernels): an unknown one is
+        said here, not as a TypeError about a method the learner never called."""
+        params = inspect.signature(self._grade).parameters
+        if not options or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            return
+        known = list(params)[2:]  # after (answer, rng): launch= for kernel exercises, nothing for most
+        for name in options:
+            if name not in known:
+                takes = ", ".join(["seed=...", "watchdog=...", *(f"{n}=..." for n in known)])
+                raise LearnerError(
+                    f"check() has no keyword {name}=: it takes check(your_answer, {takes}); remove {name}= "
+                    "(or fix its spelling)."
+                )
+
     # -- for subclasses
     def _result(self, status, message, seed, picture=None, metrics=None) -> Result:
         points = float(self.points) if status == "passed" else 0.0
@@ -178,6 +201,18 @@ class Exercise:
 
 
 _watchdog = watchdog  # grade's keyword of the same name shadows it
+
+
+def _seed(value) -> int:
+    """The seed a learner passed back (from a failed check's line): a whole number, or one sentence."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise LearnerError(
+            "seed must be a whole number of at least 0, such as the seed=... a failed check printed, "
+            f"not {shown(value)}."
+        )
+    return int(value)
+
+
 _GENERIC_EX = re.compile(r"(?<![\w.])ex\.(hint|solution|check)\(\)")
 
 
@@ -204,7 +239,11 @@ def fmt(v) -> str:
     if isinstance(v, (float, np.floating)):
         text = f"{float(v):.6g}"
         return text if any(c in text for c in ".en") else text + ".0"  # 4.0 must not read as the int 4
-    return repr(v.item() if isinstance(v, np.generic) else v)
+    # shown(): a learner's object whose __repr__ raises, or an int of 10**5000, still gets a short text
+    return shown(v.item() if isinstance(v, np.generic) else v, limit=FMT_LIMIT)
+
+
+FMT_LIMIT = 300  # characters of a value in a message: a giant answer must not fill the screen
 
 
 def fmt_pair(got, want) -> tuple[str, str]:

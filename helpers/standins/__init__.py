@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 
 from ..env import on_gpu
+from ..errors import LearnerAttributeError, LearnerValueError, shown
 
 STANDINS = {
     "cupy": "helpers.standins.cupy",
@@ -37,8 +38,11 @@ __all__ = ["STANDINS", "library"]
 
 def library(name: str):
     """The module a notebook launches kernels with: the real `name` on a GPU, its stand-in otherwise."""
-    if name not in STANDINS:
-        raise ValueError(f"no CPU stand-in for {name!r}; there are stand-ins for {', '.join(STANDINS)}")
+    if not isinstance(name, str) or name not in STANDINS:
+        raise LearnerValueError(
+            f"no CPU stand-in for {shown(name)}: helpers.standins.library takes one of "
+            f"{', '.join(map(repr, STANDINS))}."
+        )
     return importlib.import_module(name if on_gpu() else STANDINS[name])
 
 
@@ -46,4 +50,6 @@ def __getattr__(attr):
     """``helpers.standins.cupy`` and the others load on first use (each compiles nothing at import)."""
     if attr in ("cupy", "cuda_core", "driver", "pycuda"):
         return importlib.import_module(f"{__name__}.{attr}")
-    raise AttributeError(attr)
+    raise LearnerAttributeError(
+        f"helpers.standins has no {attr!r}: use helpers.standins.library(name) with one of {', '.join(STANDINS)}."
+    )

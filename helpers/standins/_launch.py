@@ -20,7 +20,7 @@ import weakref
 import numpy as np
 
 from .. import cuda_c, ptx
-from ..errors import GPURequired, KernelError, LearnerError
+from ..errors import GPURequired, KernelError, LearnerError, LearnerTypeError, LearnerValueError, shown
 
 _ALLOCATIONS: dict[int, weakref.ref] = {}  # start address -> the NumPy array that owns the bytes
 
@@ -107,14 +107,33 @@ def kernel_signature(source: str, kernel: str):
 
 
 # ----------------------------------------------------------------------------- launching
+def source_text(value, what: str = "the kernel's source") -> str:
+    """CUDA C given to a stand-in: a string (bytes are decoded), or one sentence saying what came instead."""
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    if not isinstance(value, str):
+        raise LearnerTypeError(f"{what} must be a string of CUDA C, not {shown(value)}.")
+    return value
+
+
+def whole_number(value, what: str, minimum: int = 0) -> int:
+    """A count a stand-in is given (bytes, a device number): a whole number of at least `minimum`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise LearnerValueError(f"{what} must be a whole number of at least {minimum}, not {shown(value)}.")
+    return int(value)
+
+
 def dims(value, what: str) -> tuple:
     """An int or a 1-3 tuple of launch dimensions, as every library accepts them."""
-    if isinstance(value, (int, np.integer)):
+
+    def whole(v):
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+    if whole(value):
         return (int(value),)
-    try:
+    if isinstance(value, (tuple, list)) and all(whole(v) for v in value):
         return tuple(int(v) for v in value)
-    except TypeError:
-        raise LearnerError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}.") from None
+    raise LearnerError(f"{what} must be an int or a tuple of 1 to 3 ints, such as 4 or (16, 16), not {shown(value)}.")
 
 
 def pointer_args(args, source: str, kernel: str):
@@ -155,7 +174,7 @@ def run(library, source, ptx_text, kernel, grid, block, args, *, shared=0, pytho
         grid,
         block,
         tuple(args),
-        shared_bytes=int(shared or 0),
+        shared_bytes=shared or 0,  # helpers.ptx.run says what is wrong with it
         source=source,
         python_scalars=python_scalars,
     )

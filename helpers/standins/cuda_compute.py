@@ -13,7 +13,7 @@ import enum
 
 import numpy as np
 
-from ..errors import LearnerValueError
+from ..errors import GPURequired, LearnerValueError
 
 __all__ = [
     "OpKind",
@@ -53,6 +53,9 @@ _UFUNC = {
 }
 
 
+MAX_COUNTED = 100_000_000  # values a CountingIterator may make in memory (800 MB of int64)
+
+
 class CountingIterator:
     """start, start + 1, ... without an array in memory (as cuda.compute.CountingIterator)."""
 
@@ -65,6 +68,11 @@ class CountingIterator:
         self.start = start
 
     def _values(self, n):
+        if n > MAX_COUNTED:
+            raise GPURequired(
+                f"a CountingIterator over {n:,} items needs a GPU: the CPU stand-in makes its values in memory, "
+                f"so use at most {MAX_COUNTED:,} here."
+            )
         return np.arange(n, dtype=self.start.dtype) + self.start
 
 

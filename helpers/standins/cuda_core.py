@@ -93,7 +93,7 @@ class LaunchConfig:
         if grid is None or block is None:
             raise LearnerError("LaunchConfig needs both grid= and block=.")
         self.grid, self.block = _launch.dims(grid, "grid"), _launch.dims(block, "block")
-        self.cluster, self.shmem_size = None, int(shmem_size or 0)
+        self.cluster, self.shmem_size = None, _launch.whole_number(shmem_size or 0, "shmem_size")
 
 
 class Kernel:
@@ -121,7 +121,7 @@ class Program:
     def __init__(self, code, code_type, options=None):
         if str(code_type).lower() not in ("c++", "cxx", "cu"):
             raise _launch.needs_gpu(f"Program(code_type={code_type!r})", SUPPORTED + " for CUDA C (code_type='c++')")
-        self.code = code.decode() if isinstance(code, (bytes, bytearray)) else code
+        self.code = _launch.source_text(bytes(code) if isinstance(code, bytearray) else code, "Program's code")
         # ProgramOptions() without an arch asks the driver for the current device's: name the stand-in's
         self.options = options if options is not None else ProgramOptions(arch=f"sm_{ARCH}")
 

@@ -19,7 +19,7 @@ import re
 import numpy as np
 
 from .. import cuda_c
-from ..errors import LearnerError
+from ..errors import LearnerError, LearnerTypeError, LearnerValueError, shown
 from . import _launch
 
 SUPPORTED = (
@@ -73,7 +73,11 @@ def asnumpy(a, stream=None, order="C", out=None, *, blocking=True):
 
 def _made(fn):
     def make(*args, **kwargs):
-        return _dev(fn(*args, **kwargs))
+        try:
+            made = fn(*args, **kwargs)
+        except (TypeError, ValueError) as e:  # a negative size, an unknown dtype: NumPy's words, CuPy's refusal
+            raise LearnerValueError(f"cupy.{fn.__name__} refused its arguments: {e}.") from None
+        return _dev(made)
 
     make.__name__ = fn.__name__
     make.__doc__ = f"cupy.{fn.__name__}: numpy.{fn.__name__}, as an array in stand-in GPU memory."
@@ -142,7 +146,7 @@ class RawKernel:
     ):
         if enable_cooperative_groups or jitify or backend != "nvrtc":
             raise _launch.needs_gpu("A RawKernel with cooperative groups, jitify or nvcc", SUPPORTED)
-        self.code, self.name, self.options = code, name, tuple(options)
+        self.code, self.name, self.options = _launch.source_text(code, "RawKernel's code"), name, tuple(options)
         self._lowered = name
 
     def _ptx(self):
@@ -182,7 +186,7 @@ class RawModule:
     ):
         if code is None or path is not None:
             raise _launch.needs_gpu("RawModule(path=...) (loading a binary)", SUPPORTED)
-        self.code, self.options = code, tuple(options)
+        self.code, self.options = _launch.source_text(code, "RawModule's code"), tuple(options)
         self.name_expressions = tuple(name_expressions or ())
 
     def get_function(self, name):
@@ -196,9 +200,13 @@ class RawModule:
 # ----------------------------------------------------------------------------- generated kernels
 def _params(spec):
     """'float32 x, raw T y' -> [(type word, name, raw)]."""
+    if not isinstance(spec, str):
+        raise LearnerTypeError(f"the parameters must be a string such as 'float32 x, float32 y', not {shown(spec)}.")
     out = []
     for part in filter(None, (p.strip() for p in spec.split(","))):
         words = part.split()
+        if len(words) < 2:
+            raise LearnerValueError(f"cannot read parameter {part!r}: write 'type name', e.g. 'float32 x'.")
         out.append((words[-2], words[-1], words[0] == "raw"))
     return out
 
@@ -213,6 +221,26 @@ def _resolve_types(params, values, kernel):
         if re.fullmatch(r"[A-Z]", typ) and typ not in types:
             raise LearnerError(f"{kernel}: the type {typ} of {name} cannot be worked out from the arguments given.")
     return types
+
+
+def _broadcast(kernel, arrays) -> tuple:
+    """The one shape the arrays broadcast to (CuPy's rule), or one sentence naming the shapes that do not fit."""
+    try:
+        return np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = ", ".join(str(a.shape) for a in arrays)
+        raise LearnerValueError(
+            f"{kernel}: the arrays' shapes {shapes} do not broadcast to one shape: pass arrays of the same shape "
+            "(or a scalar)."
+        ) from None
+
+
+def _scalar(kernel, name, dtype, value):
+    """A scalar argument converted to its parameter's type, as CuPy converts it, or one sentence."""
+    try:
+        return dtype.type(value)
+    except (TypeError, ValueError):
+        raise LearnerTypeError(f"{kernel}: argument {name} must be an array or a number, not {shown(value)}.") from None
 
 
 def _dtype(typ, types):
@@ -252,7 +280,7 @@ class ElementwiseKernel:
         args = [_kernel_arg(i, a, self.name) for i, a in enumerate(args)]
         types = _resolve_types(ins + outs[: len(args) - len(ins)], args, self.name)
         arrays = [a for (_t, _n, raw), a in zip(ins + outs, args) if isinstance(a, np.ndarray) and not raw]
-        shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else (int(size or 0),)
+        shape = _broadcast(self.name, arrays) if arrays else (int(size or 0),)
         given = list(args[len(ins) :])
         for typ, _name, _raw in outs[len(given) :]:
             if re.fullmatch(r"[A-Z]", typ) and typ not in types:
@@ -262,7 +290,7 @@ class ElementwiseKernel:
         for (typ, name, raw), a in zip(ins, args):
             if not isinstance(a, np.ndarray):
                 scalars.append(name)
-                call.append(_dtype(typ, types).type(a))
+                call.append(_scalar(self.name, name, _dtype(typ, types), a))
             else:
                 call.append(a if raw else np.ascontiguousarray(np.broadcast_to(a, shape)).view(ndarray))
         call += given
@@ -314,7 +342,7 @@ class ReductionKernel:
         args = [_kernel_arg(i, a, self.name) for i, a in enumerate(args)]
         types = _resolve_types(self._ins, args, self.name)
         arrays = [a for a in args if isinstance(a, np.ndarray)]
-        shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
+        shape = _broadcast(self.name, arrays) if arrays else ()
         call = [np.ascontiguousarray(np.broadcast_to(np.asarray(a), shape)).reshape(-1) for a in args]
         for i, ((typ, _n, _r), a) in enumerate(zip(self._ins, call)):
             call[i] = a.astype(_dtype(typ, types), copy=False)

@@ -20,7 +20,7 @@ import numpy as np
 from cuda.bindings.driver import CUdevice_attribute, CUdeviceptr, CUresult
 
 from .. import cuda_c
-from ..errors import LearnerError
+from ..errors import LearnerError, LearnerTypeError, shown
 from ..ptx.parser import parse
 from ..ptx.values import DTYPES
 from . import _launch
@@ -60,6 +60,16 @@ def __getattr__(name):
     raise _launch.needs_gpu(f"driver.{name}", SUPPORTED)
 
 
+def _handle(value, kind: str, call: str, made_by: str):
+    """A handle the stand-in gave out (a CUmodule, a CUfunction), or one sentence saying what came instead
+    (cuda.bindings raises a TypeError from its Cython code)."""
+    if not isinstance(value, _Handle) or value.kind != kind:
+        raise LearnerTypeError(
+            f"{call} needs the CU{kind} that {made_by} returned (through check()), not {shown(value)}."
+        )
+    return value
+
+
 def cuInit(Flags):  # noqa: N802, N803 - the driver's names
     return (OK,)
 
@@ -69,6 +79,8 @@ def cuDriverGetVersion():  # noqa: N802
 
 
 def cuDeviceGet(ordinal):  # noqa: N802
+    if isinstance(ordinal, bool) or not isinstance(ordinal, (int, np.integer)):
+        raise LearnerTypeError(f"cuDeviceGet takes the device's number, such as cuDeviceGet(0), not {shown(ordinal)}.")
     if int(ordinal) != 0:
         return (CUresult.CUDA_ERROR_INVALID_DEVICE, None)
     return (OK, _Handle("device", 0))
@@ -109,6 +121,7 @@ def cuModuleLoadData(image):  # noqa: N802
 
 
 def cuModuleGetFunction(hmod, name):  # noqa: N802
+    hmod = _handle(hmod, "module", "cuModuleGetFunction", "cuModuleLoadData")
     name = name.decode() if isinstance(name, bytes) else str(name)
     mod = parse(hmod.data["ptx"])
     if name not in mod.functions or not mod.functions[name].entry:
@@ -121,7 +134,7 @@ def cuModuleUnload(hmod):  # noqa: N802
 
 
 def cuMemAlloc(bytesize):  # noqa: N802
-    buf = np.zeros(max(int(bytesize), 1), np.uint8)
+    buf = np.zeros(max(_launch.whole_number(bytesize, "cuMemAlloc's size in bytes"), 1), np.uint8)
     ptr = _launch.register(buf)
     _MEMORY[ptr] = buf
     return (OK, CUdeviceptr(ptr))
@@ -197,6 +210,7 @@ def cuLaunchKernel(  # noqa: N802
 ):
     if extra not in (0, None):
         raise _launch.needs_gpu("cuLaunchKernel with extra=", SUPPORTED)
+    f = _handle(f, "function", "cuLaunchKernel", "cuModuleGetFunction")
     name, mod = f.data["name"], f.data["module"]
     args = _launch.pointer_args(_read_params(f, kernelParams), mod.data["source"], name)
     _launch.run(

@@ -19,7 +19,7 @@ import re
 import numpy as np
 
 from .. import cuda_c
-from ..errors import LearnerError
+from ..errors import LearnerError, LearnerTypeError, LearnerValueError, shown
 from . import _launch
 
 SUPPORTED = (
@@ -34,7 +34,8 @@ class DeviceAllocation:
     """``drv.mem_alloc(n)``: n bytes of stand-in device memory; ``int()`` is its address."""
 
     def __init__(self, nbytes):
-        self._buf = np.zeros(max(int(nbytes), 1), np.uint8)
+        nbytes = _launch.whole_number(nbytes, "mem_alloc's size in bytes")
+        self._buf = np.zeros(max(nbytes, 1), np.uint8)
         self._ptr = _launch.register(self._buf)
 
     def __int__(self):
@@ -50,7 +51,15 @@ def mem_alloc(bytes):  # noqa: A002 - PyCUDA's parameter name
     return DeviceAllocation(bytes)
 
 
+def _host(a, what: str) -> np.ndarray:
+    if not isinstance(a, np.ndarray) or a.dtype == object:
+        raise LearnerTypeError(f"{what} must be a NumPy array of numbers, not {shown(a)}.")
+    return a
+
+
 def _bytes_at(ptr, nbytes):
+    if not isinstance(ptr, (DeviceAllocation, int, np.integer)) or isinstance(ptr, bool):
+        raise LearnerTypeError(f"memcpy needs device memory from drv.mem_alloc(...), not {shown(ptr)}.")
     mem = _launch.resolve(int(ptr), np.uint8)
     if mem is None or len(mem) < nbytes:
         raise LearnerError(f"memcpy: {nbytes} bytes at {int(ptr):#x} are not inside one mem_alloc allocation.")
@@ -58,11 +67,12 @@ def _bytes_at(ptr, nbytes):
 
 
 def memcpy_htod(dest, src, stream=None):
-    src = np.ascontiguousarray(src)
+    src = np.ascontiguousarray(_host(src, "memcpy_htod's source"))
     _bytes_at(dest, src.nbytes)[:] = src.reshape(-1).view(np.uint8)
 
 
 def memcpy_dtoh(dest, src, stream=None):
+    dest = _host(dest, "memcpy_dtoh's destination")
     dest.reshape(-1).view(np.uint8)[:] = _bytes_at(src, dest.nbytes)
 
 
@@ -91,7 +101,12 @@ class GPUArray:
     """``pycuda.gpuarray.GPUArray``: a NumPy array in stand-in device memory (``.gpudata``, ``.get()``)."""
 
     def __init__(self, shape, dtype, allocator=None, base=None, gpudata=None, strides=None, order="C"):
-        self._dev = np.zeros(shape, dtype, order=order)
+        try:
+            self._dev = np.zeros(shape, dtype, order=order)
+        except (TypeError, ValueError) as e:  # a negative or non-integer shape, an unknown dtype
+            raise LearnerValueError(
+                f"a GPUArray of shape {shown(shape)} and dtype {shown(dtype)} is refused: {e}."
+            ) from None
         self.gpudata = _launch.register(self._dev)
         self.shape, self.dtype, self.size, self.nbytes = (
             self._dev.shape,
@@ -164,10 +179,13 @@ class Function:
         kwargs.pop("stream", None)
         if kwargs.pop("time_kernel", False):
             raise _launch.needs_gpu("time_kernel=True (timing)", SUPPORTED)
-        if kwargs:
-            raise ValueError(f"extra keyword arguments: {','.join(kwargs)}")
-        if block is None:
-            raise ValueError("must specify block size")
+        if kwargs:  # PyCUDA: ValueError("extra keyword arguments")
+            raise LearnerError(
+                f"{self.name}() got the keyword(s) {', '.join(kwargs)}, which PyCUDA does not take: a launch takes "
+                "block=, grid=, shared= and stream=."
+            )
+        if block is None:  # PyCUDA: ValueError("must specify block size")
+            raise LearnerError(f"{self.name}(...) needs block=(threads, 1, 1) (and grid=(blocks, 1)) to launch.")
         call, handlers = _launch_args(self.name, args)
         self._run(grid, block, call, shared)
         for h, dev in handlers:
@@ -176,6 +194,10 @@ class Function:
 
     def prepare(self, arg_types, texrefs=[]):  # noqa: B006 - PyCUDA's signature
         fmt = ""
+        if not isinstance(arg_types, (str, list, tuple)):
+            raise LearnerTypeError(
+                f"prepare() takes the parameters' types as a string such as 'PPfi' (or a list), not {shown(arg_types)}."
+            )
         for t in arg_types:
             fmt += t if isinstance(t, str) else np.dtype(t).char if t is not None else "P"
         self.arg_format = fmt
@@ -211,6 +233,7 @@ class SourceModule:
         cache_dir=None,
         include_dirs=[],  # noqa: B006 - PyCUDA's signature
     ):
+        source = _launch.source_text(source, "SourceModule's source")
         self.code = source if no_extern_c else 'extern "C" { ' + source + "\n}\n"
         self.ptx = _launch.compile_ptx(self.code, tuple(f"-I{d}" for d in include_dirs))[0]
 
@@ -228,8 +251,9 @@ class ElementwiseKernel:
     def __init__(
         self, arguments, operation, name="kernel", keep=False, options=None, preamble="", loop_prep="", after_loop=""
     ):
+        generated = cuda_c.pycuda_elementwise_source(arguments, operation, name)  # says which text is not a string
         self.name, self.params = name, _launch.c_params(arguments)
-        self.code = preamble + "\n" + cuda_c.pycuda_elementwise_source(arguments, operation, name)
+        self.code = preamble + "\n" + generated
         self.ptx = _launch.compile_ptx(self.code)[0]
 
     def __call__(self, *args, **kwargs):

@@ -94,6 +94,7 @@ class Trace:
         t.grid_divergent = list(found.get("grid_divergent", ()))
         t.language = found.get("language", "python")
         t._verdicts = t._metrics = None
+        t.compiled = None  # no GPU compiler was asked (summary() and ok read it)
         return t
 
     # -- identities ---------------------------------------------------------------------------

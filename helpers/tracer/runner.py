@@ -370,6 +370,8 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
     func, griddim, blockdim, dyn, kargs = _split_launch(kernel, args)
     griddim, blockdim = launch_dims(griddim, "griddim"), launch_dims(blockdim, "blockdim")
     if sharedmem is not None:
+        if isinstance(sharedmem, bool) or not isinstance(sharedmem, numbers.Integral) or sharedmem < 0:
+            raise LearnerError(f"sharedmem is a number of bytes such as sharedmem=4096, not {shown(sharedmem)}.")
         dyn = int(sharedmem)
     launch_limits(griddim, blockdim)
     params = list(inspect.signature(func).parameters)

@@ -12,6 +12,8 @@ thread (or where there is no SIGALRM) the code simply runs without a budget.
 from __future__ import annotations
 
 import linecache
+import math
+import numbers
 import os
 import signal
 import sysconfig
@@ -20,7 +22,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import TookTooLong
+from ..errors import LearnerValueError, TookTooLong, shown
 
 DEFAULT_SECONDS = 20.0
 ENV = "COURSE_WATCHDOG_S"
@@ -52,6 +54,10 @@ def budget(seconds=None) -> float:
             seconds = float(os.environ.get(ENV, DEFAULT_SECONDS))
         except ValueError:
             seconds = DEFAULT_SECONDS
+    elif isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or math.isnan(seconds):
+        raise LearnerValueError(
+            f"watchdog is a time in seconds, such as watchdog=60 (0 turns it off), not {shown(seconds)}."
+        )
     return float(seconds)
 
 
