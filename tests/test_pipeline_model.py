@@ -1,0 +1,30 @@
+"""Notebook 07's pipeline exercise: its reference is the three-engine model its prompt states, checked
+against an event-by-event simulation of that model (the GPU cell after the exercise measures the real thing)."""
+
+import numpy as np
+import pytest
+
+from helpers.problems import nb07
+
+
+def _simulated_pipeline_ms(n_chunks, stage_ms):
+    """Event by event: chunk i starts stage s once it has left stage s - 1 and the engine has finished chunk i - 1."""
+    done = [0.0] * len(stage_ms)  # when each engine finished its last chunk
+    for _ in range(n_chunks):
+        ready = 0.0  # when this chunk left the previous stage
+        for s, total in enumerate(stage_ms):
+            ready = done[s] = max(ready, done[s]) + total / n_chunks
+    return done[-1]
+
+
+def test_pipeline_reference_is_the_three_engine_model_of_its_prompt():
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        n = int(rng.integers(1, 65))
+        stages = [float(v) for v in rng.uniform(0.1, 50, 3)]
+        assert nb07.pipeline.reference(n, *stages) == pytest.approx(_simulated_pipeline_ms(n, stages), rel=1e-12)
+
+
+def test_pipeline_overlap_pays_only_with_more_than_one_chunk():
+    assert nb07.pipeline.reference(1, 4.0, 2.0, 4.0) == 10.0  # one chunk: the serial total
+    assert nb07.pipeline.reference(4, 4.0, 4.0, 4.0) == 6.0  # balanced: half the serial 12 ms
