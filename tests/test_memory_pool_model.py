@@ -3,6 +3,8 @@ input the check draws, and its rounding is CuPy's (tests/gpu/test_memory_pool_gp
 real CuPy pool)."""
 
 import importlib.util
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -92,3 +94,21 @@ def test_rounding_is_cupys():
 
     for n in (1, 4, 511, 512, 513, 1000, 4096, 4097, 10**6 + 3):
         assert nb08._round_size(n) == memory._round_size(n)
+
+
+def _notebook(kind):
+    nb = json.loads((Path(__file__).resolve().parent.parent / "solutions" / "08_cupy.ipynb").read_text())
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == kind]
+
+
+def test_section_3_states_the_rounding_the_exercise_checks():
+    text = "\n".join(_notebook("markdown"))
+    assert f"multiple of {nb08.ALLOCATION_UNIT} bytes" in text
+    assert "splitting a larger one" in text  # what the exercise's model leaves out, said where the rules are
+
+
+def test_the_matmul_timing_is_gpu_only_and_synchronizes_before_the_clock():
+    (cell,) = [c for c in _notebook("code") if "a_d @ b_d" in c]
+    assert cell.startswith("if helpers.gpu_only(")
+    assert "median_ms(lambda: a_d @ b_d, sync)" in cell  # median_ms warms up and synchronizes before the clock
+    assert "2 * n**3" in cell

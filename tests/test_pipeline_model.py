@@ -1,6 +1,9 @@
 """Notebook 07's pipeline exercise: its reference is the three-engine model its prompt states, checked
 against an event-by-event simulation of that model (the GPU cell after the exercise measures the real thing)."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -28,3 +31,16 @@ def test_pipeline_reference_is_the_three_engine_model_of_its_prompt():
 def test_pipeline_overlap_pays_only_with_more_than_one_chunk():
     assert nb07.pipeline.reference(1, 4.0, 2.0, 4.0) == 10.0  # one chunk: the serial total
     assert nb07.pipeline.reference(4, 4.0, 4.0, 4.0) == 6.0  # balanced: half the serial 12 ms
+
+
+def _code_cells(name):
+    nb = json.loads((Path(__file__).resolve().parent.parent / "solutions" / name).read_text())
+    return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def test_the_measurement_cell_is_gpu_only_and_times_with_events_on_the_streams():
+    (cell,) = [c for c in _code_cells("07_performance.ipynb") if "pipeline_ms(k, h2d, kernel, d2h)" in c]
+    assert cell.startswith("if helpers.gpu_only(")  # CPU mode prints one line and moves on
+    for call in ("cuda.event()", "start.record(gate)", "start.wait(s)", "end.record(s)", "cuda.event_elapsed_time("):
+        assert call in cell, call
+    assert "except Exception" in cell  # an unfinished pipeline_ms prints a sentence, not a traceback
