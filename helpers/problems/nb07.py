@@ -1,4 +1,5 @@
-"""Notebook 07 - performance: sectors per warp access, a coalesced row sum, and occupancy.
+"""Notebook 07 - performance: sectors per warp access, a coalesced row sum, occupancy, the roofline,
+and the time of a chunked copy/compute/copy pipeline on streams.
 
 The row-sum exercise has a coalescing budget: one thread per row gives the right numbers and
 fails it, which is exactly the lesson.
@@ -246,6 +247,70 @@ roofline = ApproxFunctionExercise(
     hints=(
         "Arithmetic intensity = flops / dram_bytes (FLOP per byte).",
         "min(peak_tflops, intensity * bandwidth_gbs / 1000)",
+    ),
+)
+
+
+# ----------------------------------------------------------------------------- streams: a chunked pipeline
+
+
+def _pipeline_ms(n_chunks, h2d_ms, kernel_ms, d2h_ms):
+    h, k, d = h2d_ms / n_chunks, kernel_ms / n_chunks, d2h_ms / n_chunks  # one chunk's time in each stage
+    return h + k + d + (n_chunks - 1) * max(h, k, d)  # the first chunk goes through; the slowest stage paces the rest
+
+
+pipeline = ApproxFunctionExercise(
+    prompt="Write pipeline_ms(n_chunks, h2d_ms, kernel_ms, d2h_ms): the time in ms of the chunked pipeline of "
+    "section 4. Copying the whole array to the GPU takes h2d_ms, the kernel on the whole array kernel_ms, the copy "
+    "back d2h_ms. The array is cut into n_chunks equal chunks, each copied in, computed and copied out on its own "
+    "stream. Model: three engines (one copy engine per direction and the compute engine), each doing one thing at "
+    "a time; a chunk's stage takes 1/n_chunks of that stage's whole-array time; a chunk starts a stage once it has "
+    "finished the previous one and the engine is free. Return the time until the last chunk is back on the host.",
+    reference=_pipeline_ms,
+    inputs={
+        "n_chunks": Ints(1, 32),
+        "h2d_ms": Floats(0.5, 40.0, decimals=2),
+        "kernel_ms": Floats(0.5, 40.0, decimals=2),
+        "d2h_ms": Floats(0.5, 40.0, decimals=2),
+    },
+    edge_cases=(
+        (1, 4.0, 2.0, 4.0),  # one chunk: nothing overlaps, the serial total
+        (4, 4.0, 4.0, 4.0),  # balanced stages: 3 one-chunk slots to fill the pipe, 3 more to drain it
+        (8, 10.0, 2.0, 10.0),  # copy-bound
+        (16, 1.0, 12.0, 1.0),  # compute-bound
+    ),
+    mistakes=(
+        (
+            lambda n_chunks, h2d_ms, kernel_ms, d2h_ms: max(h2d_ms, kernel_ms, d2h_ms),
+            "that is the slowest stage alone, the limit for very many chunks: the first chunk must be copied in "
+            "before any compute starts and the last one copied out after it (fill and drain), so add one chunk's "
+            "time in the other two stages.",
+        ),
+        (
+            lambda n_chunks, h2d_ms, kernel_ms, d2h_ms: h2d_ms + kernel_ms + d2h_ms,
+            "that is the serial time, with nothing overlapped: while chunk i computes, chunk i + 1 is copied in "
+            "and chunk i - 1 copied out, so after the first chunk only the slowest stage sets the pace.",
+        ),
+        (
+            lambda n_chunks, h2d_ms, kernel_ms, d2h_ms: (
+                h2d_ms + kernel_ms + d2h_ms + (n_chunks - 1) * max(h2d_ms, kernel_ms, d2h_ms)
+            ),
+            "those are whole-array times: one chunk holds 1/n_chunks of the data, so each of its stages takes "
+            "the stage's time / n_chunks.",
+        ),
+        (
+            lambda n_chunks, h2d_ms, kernel_ms, d2h_ms: (
+                (h2d_ms + kernel_ms + d2h_ms) / n_chunks + max(h2d_ms, kernel_ms, d2h_ms)
+            ),
+            "the first chunk's trip through the three stages already covers one slot of the slowest stage: "
+            "n_chunks - 1 more follow it, not n_chunks.",
+        ),
+    ),
+    hints=(
+        "One chunk's stages take h2d_ms / n_chunks, kernel_ms / n_chunks and d2h_ms / n_chunks.",
+        "The first chunk goes through all three stages; after that, one chunk finishes every time the slowest "
+        "stage finishes one.",
+        "h + k + d + (n_chunks - 1) * max(h, k, d), with h, k, d one chunk's stage times.",
     ),
 )
 

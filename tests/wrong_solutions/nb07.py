@@ -164,3 +164,37 @@ WRONG["roofline"] = [
     Wrong("max", _roof_max, "lower of the two roofs"),
     Wrong("bytes per FLOP", _roof_bytes_per_flop, "returned"),
 ]
+
+
+# -- pipeline: a chunked copy/compute/copy pipeline on three engines
+
+
+def _pipe_no_fill_drain(n_chunks, h2d_ms, kernel_ms, d2h_ms):
+    return max(h2d_ms, kernel_ms, d2h_ms)  # the steady state only
+
+
+def _pipe_serial(n_chunks, h2d_ms, kernel_ms, d2h_ms):
+    return h2d_ms + kernel_ms + d2h_ms  # no overlap
+
+
+def _pipe_totals(n_chunks, h2d_ms, kernel_ms, d2h_ms):
+    return h2d_ms + kernel_ms + d2h_ms + (n_chunks - 1) * max(h2d_ms, kernel_ms, d2h_ms)  # whole-array times
+
+
+def _pipe_one_slot_too_many(n_chunks, h2d_ms, kernel_ms, d2h_ms):
+    h, k, d = h2d_ms / n_chunks, kernel_ms / n_chunks, d2h_ms / n_chunks
+    return h + k + d + n_chunks * max(h, k, d)
+
+
+def _pipe_copies_share_an_engine(n_chunks, h2d_ms, kernel_ms, d2h_ms):
+    h, k, d = h2d_ms / n_chunks, kernel_ms / n_chunks, d2h_ms / n_chunks
+    return h + k + d + (n_chunks - 1) * max(h + d, k)  # one copy engine for both directions: not the model
+
+
+WRONG["pipeline"] = [
+    Wrong("no fill or drain", _pipe_no_fill_drain, "fill and drain"),
+    Wrong("no overlap", _pipe_serial, "the serial time"),
+    Wrong("totals, not per chunk", _pipe_totals, "whole-array times"),
+    Wrong("off by one", _pipe_one_slot_too_many, "n_chunks - 1 more"),
+    Wrong("one copy engine", _pipe_copies_share_an_engine, "inputs wrong"),
+]

@@ -77,3 +77,110 @@ WRONG = {
 }
 
 WRONG_GPU: dict = {}
+
+
+# -- pool_after: CuPy's memory pool, replayed
+
+
+def _rounded(nbytes):
+    return -(-nbytes // 512) * 512
+
+
+def pool_no_rounding(events):
+    sizes, live, free, held = [], [], [], 0
+    for ev in events:
+        if ev[0] == "alloc":
+            if ev[1] in free:
+                free.remove(ev[1])
+            else:
+                held += ev[1]  # the bytes asked for, not the 512-byte blocks the pool hands out
+            live.append(len(sizes))
+            sizes.append(ev[1])
+        elif ev[0] == "free":
+            live.remove(ev[1])
+            free.append(sizes[ev[1]])
+        else:
+            held -= sum(free)
+            free = []
+    return sum(sizes[k] for k in live), held
+
+
+def pool_free_to_driver(events):
+    sizes, used, held = [], 0, 0
+    for ev in events:
+        if ev[0] == "alloc":
+            sizes.append(_rounded(ev[1]))
+            used += sizes[-1]
+            held += sizes[-1]
+        elif ev[0] == "free":
+            used -= sizes[ev[1]]
+            held -= sizes[ev[1]]  # as if del gave the memory back to the driver
+    return used, held
+
+
+def pool_free_all_drops_everything(events):
+    sizes, live, free, held = {}, set(), [], 0
+    n = 0
+    for ev in events:
+        if ev[0] == "alloc":
+            size = _rounded(ev[1])
+            if size in free:
+                free.remove(size)
+            else:
+                held += size
+            sizes[n] = size
+            live.add(n)
+            n += 1
+        elif ev[0] == "free":
+            if ev[1] in live:
+                live.remove(ev[1])
+                free.append(sizes[ev[1]])
+        else:
+            live, free, held = set(), [], 0  # as if free_all_blocks() also freed the live arrays
+    return sum(sizes[k] for k in live), held
+
+
+def pool_never_reuses(events):
+    sizes, live, held = [], set(), 0
+    free = []
+    for ev in events:
+        if ev[0] == "alloc":
+            sizes.append(_rounded(ev[1]))
+            held += sizes[-1]  # a new block every time, though a free one of that size waits in the pool
+            live.add(len(sizes) - 1)
+        elif ev[0] == "free":
+            live.remove(ev[1])
+            free.append(sizes[ev[1]])
+        else:
+            held -= sum(free)
+            free = []
+    return sum(sizes[k] for k in live), held
+
+
+def pool_reuses_any_block(events):
+    sizes, live, free, held = [], set(), [], 0
+    for ev in events:
+        if ev[0] == "alloc":
+            size = _rounded(ev[1])
+            if free:
+                free.pop()  # any free block, even one too small for the request
+            else:
+                held += size
+            live.add(len(sizes))
+            sizes.append(size)
+        elif ev[0] == "free":
+            live.remove(ev[1])
+            free.append(sizes[ev[1]])
+        else:
+            held -= sum(free)
+            free = []
+    return sum(sizes[k] for k in live), held
+
+
+WRONG["pool_after"] = [
+    Wrong("no rounding", pool_no_rounding, "multiple of 512 bytes"),
+    Wrong("free returns memory to the driver", pool_free_to_driver, "back to the pool, not to the driver"),
+    Wrong("free_all drops live arrays", pool_free_all_drops_everything, "live arrays keep their memory"),
+    Wrong("never reuses a free block", pool_never_reuses, "reused by the next request of the same rounded size"),
+    Wrong("reuses a block of any size", pool_reuses_any_block, "inputs wrong"),
+]
