@@ -403,3 +403,66 @@ def test_moved_parameters_are_named_even_with_other_names():
     assert r.status == "failed" and "out is parameter 1" in r.message, r.message
     r = _grade(nb02.saxpy, saxpy_a_for_alpha, **opts)
     assert r.status == "failed" and "wrong order" not in r.message
+
+
+def _handed_out_placeholders():
+    """(exercise, value) for every answer a learner's notebook hands out as a literal placeholder
+    (`clamp_src = '... { /* YOUR CODE HERE */ }'  # YOUR CODE HERE`), read from notebooks/."""
+    import ast
+    import json
+    from pathlib import Path
+
+    from helpers.problems import all_exercises
+
+    by_id = {e.id: e for e in all_exercises()}
+    out = []
+    for path in sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            src = "".join(cell["source"])
+            if cell["cell_type"] != "code" or "YOUR CODE HERE" not in src:
+                continue
+            tree = ast.parse(src)
+            values = {
+                t.id: node.value
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                for t in node.targets
+                if isinstance(t, ast.Name)
+            }
+            for call in ast.walk(tree):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "check"
+                    and call.args
+                    and isinstance(call.args[0], ast.Name)
+                    and call.args[0].id in values
+                ):
+                    ex_id = ast.unparse(call.func.value)
+                    try:
+                        value = ast.literal_eval(values[call.args[0].id])
+                    except ValueError:
+                        continue
+                    if ex_id in by_id:
+                        out.append((by_id[ex_id], value))
+    return out
+
+
+def test_every_handed_out_placeholder_is_not_attempted():
+    """The handed-out notebook 08's clamp_src and 09's axpby_src (a kernel whose body is only the
+    placeholder comment) were graded 'failed: element 0 is nan (never written)'."""
+    cases = _handed_out_placeholders()
+    assert {ex.id for ex, v in cases if isinstance(v, str)} >= {"nb08.clamp", "nb09.axpby"}
+    for ex, value in cases:
+        r = ex.grade(value, seed=1)
+        assert r.status == "not_attempted", (ex.id, r.line())
+
+
+def test_a_cuda_c_answer_that_kept_the_placeholder_comment_is_graded():
+    from helpers.problems import nb08
+
+    kept = nb08.clamp.reference.replace("{\n", "{ /* YOUR CODE HERE */\n", 1)
+    assert "YOUR CODE HERE" in kept
+    assert nb08.clamp.grade(kept, seed=1).status == "passed"
+    empty = 'extern "C" __global__ void clamp(const float* x, float* y, float lo, float hi, int n) { }'
+    assert nb08.clamp.grade(empty, seed=1).status == "failed"  # an empty body without the marker is an answer

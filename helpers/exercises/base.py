@@ -22,6 +22,7 @@ from . import progress as _progress
 from .results import Result, show, show_text
 
 PLACEHOLDER = "YOUR CODE HERE"  # the marker tools/sync_notebooks.py leaves in learners' notebooks
+_PLACEHOLDER_COMMENT = re.compile(r"/\*\s*YOUR CODE HERE\s*\*/|//\s*YOUR CODE HERE[^\n]*|#\s*YOUR CODE HERE[^\n]*")
 MISSING = object()  # check() called with no answer at all
 
 
@@ -36,8 +37,14 @@ def not_attempted(answer) -> bool:
     if answer is None or answer is Ellipsis or answer is MISSING:
         return True
     if isinstance(answer, str):
-        rest = answer.replace(f"# {PLACEHOLDER}", "").replace(PLACEHOLDER, "")
-        return PLACEHOLDER in answer and not rest.strip()
+        if PLACEHOLDER not in answer:
+            return False
+        rest = _PLACEHOLDER_COMMENT.sub("", answer).replace(PLACEHOLDER, "")
+        if not rest.strip():
+            return True
+        # CUDA C handed out as a kernel whose whole body is the placeholder: `...) { /* YOUR CODE HERE */ }`
+        bodies = re.findall(r"\{([^{}]*)\}", rest)
+        return bool(bodies) and not any(body.strip() for body in bodies)
     fn = (
         _numba.python_function(answer)
         or _numba.cpu_jit_function(answer)  # an @njit placeholder (notebook 12)
