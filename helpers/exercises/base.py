@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import inspect
+import numbers
 import os
 import re
 import textwrap
@@ -115,6 +117,9 @@ class Exercise:
         """Pure: never prints, never raises (learner and checker problems become status "error").
 
         ``watchdog`` is the time budget in seconds (default $COURSE_WATCHDOG_S or 20; 0: none)."""
+        wrong = self._wrong_arguments(seed, options)
+        if wrong:
+            return self._result("error", wrong, None)
         seed = None if not self.random else fresh_seed() if seed is None else int(seed)
         try:
             if not_attempted(answer):
@@ -133,6 +138,26 @@ class Exercise:
         except Exception as e:  # noqa: BLE001 - the learner's code raised somewhere unexpected
             return self._result("error", f"your code raised {type(e).__name__}: {e}; fix it and check again.", seed)
         return self._result(status, message, seed, picture, metrics)
+
+    def _wrong_arguments(self, seed, options) -> str | None:
+        """One sentence for a seed that is not a whole number or an option this check does not take
+        (they used to end in a ValueError, or in a TypeError blamed on the learner's code)."""
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+            return f"seed must be a whole number such as seed=3 (or left out for a fresh one), not {seed!r}."
+        params = inspect.signature(self._grade).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return None
+        takes = list(params)[2:]  # after the answer and the random generator
+        unknown = [k for k in options if k not in takes]
+        if not unknown:
+            return None
+        close = difflib.get_close_matches(unknown[0], [*takes, "seed", "watchdog"], n=1)
+        also = "".join(f", {k}=" for k in takes)
+        return (
+            f"{self.id}.check() has no option {unknown[0]}="
+            + (f" (did you mean {close[0]}=?)" if close else "")
+            + f": it takes your answer, then seed= and watchdog={also}."
+        )
 
     def check(self, answer=MISSING, seed: int | None = None, watchdog: float | None = None, **options) -> None:
         """Grade, show one green/red line (and a picture where it helps), record progress."""
