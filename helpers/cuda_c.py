@@ -89,6 +89,14 @@ def _texts(**named) -> None:
     for what, value in named.items():
         if not isinstance(value, (str, bytes) if what in ("src", "ptx") else str):
             raise LearnerTypeError(f"{what} must be a string of CUDA C, not {shown(value)}.")
+        if isinstance(value, bytes):
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise LearnerValueError(
+                    f"{what} is bytes that are not UTF-8 text (byte {e.start} is {value[e.start]:#04x}): pass the "
+                    "CUDA C source as a str, or read the file with open(path, encoding='utf-8')."
+                ) from None
 
 
 def _listed(value) -> tuple:

@@ -242,11 +242,40 @@ def _try(component: str, fn, fix: str) -> Check:
 
 
 def _numba_check() -> str:
+    """Compile and run one small kernel: importing Numba proves little (a NumPy too new for
+    numba-cuda imports fine and fails at the first launch)."""
     import numba
-    from numba import cuda
+    import numpy as np
 
-    where = "the GPU" if MODE.gpu else "the CUDA simulator"
-    return f"numba {numba.__version__}: @cuda.jit kernels run on {where} (cuda.is_available() = {cuda.is_available()})"
+    from . import _numba_probe
+
+    x = _numba_probe.run()
+    if not np.array_equal(x, np.arange(1, 5, dtype=np.float32)):
+        raise RuntimeError(f"a 4-element @cuda.jit kernel gave {x.tolist()} instead of [1.0, 2.0, 3.0, 4.0]")
+    if MODE.gpu:
+        return f"numba {numba.__version__}: a small @cuda.jit kernel compiled and ran on the GPU, right numbers"
+    from .compile_check import compile_check
+
+    compiled = compile_check(_numba_probe.add_one, (x,))
+    if compiled.ok is False:
+        raise RuntimeError(f"Numba's CUDA compiler refused a 4-line kernel: {compiled.message}")
+    if compiled.ok is None:
+        return f"numba {numba.__version__}: a small @cuda.jit kernel ran on the CUDA simulator ({compiled.message})"
+    return (
+        f"numba {numba.__version__}: a small @cuda.jit kernel compiled with Numba's CUDA compiler and ran on the "
+        "CUDA simulator, right numbers"
+    )
+
+
+def _numba_fix() -> str:
+    """The version mismatch, when there is one, is the fix to give (it names what to install)."""
+    try:
+        from .versions import problem_line
+
+        line = problem_line()
+    except Exception:  # noqa: BLE001 - no metadata to read: the generic fix
+        line = None
+    return line or "Run `make lab` again: it reinstalls the locked environment."
 
 
 def _versions_check() -> str:
@@ -321,7 +350,7 @@ def checks() -> list[Check]:
             _versions_check,
             "Run `make lab` again (it reinstalls the locked versions), then restart the kernel.",
         ),
-        _try("Numba (numba-cuda)", _numba_check, "Run `make lab` again: it reinstalls the locked environment."),
+        _try("Numba (numba-cuda)", _numba_check, _numba_fix()),
         _try(
             "NVRTC (cuda.bindings)",
             _nvrtc_check,

@@ -6,6 +6,7 @@ reference, so a new exercise gets them for free.
 
 import importlib
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from helpers.exercises import FunctionExercise, KernelExercise, ValueExercise
 from helpers.problems import MODULES, all_exercises
 
 EXERCISES = all_exercises()
+GENERIC_EX = re.compile(r"(?<![\w.])ex\.(hint|solution|check)\(")
 
 
 def _wrong_table(mod):
@@ -72,6 +74,7 @@ def test_wrong_solution_fails_with_its_message(ex, wrong):
         assert r.status == wrong.status, r.line()
         assert wrong.says in r.message, r.line()
         assert r.points == 0
+        assert not GENERIC_EX.search(r.message), r.line()  # the learner has no `ex`: name nbNN.exercise
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=_ids(EXERCISES))

@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import inspect
+import numbers
 import os
 import re
 import textwrap
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _numba
-from ..errors import CourseError, LearnerError, shown
+from ..errors import CourseError, shown
 from ..tracer.watchdog import HELPERS, LIBRARIES, describe_function, line_text, watchdog
 from . import progress as _progress
 from .results import Result, show, show_text
@@ -122,10 +124,11 @@ class Exercise:
         """Pure: never prints, never raises (learner and checker problems become status "error").
 
         ``watchdog`` is the time budget in seconds (default $COURSE_WATCHDOG_S or 20; 0: none)."""
-        given_seed, seed = seed, None
+        wrong = self._wrong_arguments(seed, options)
+        if wrong:
+            return self._result("error", wrong, None)
+        seed = None if not self.random else fresh_seed() if seed is None else int(seed)
         try:
-            seed = None if not self.random else fresh_seed() if given_seed is None else _seed(given_seed)
-            self._check_options(options)
             if not_attempted(answer):
                 return self._result(
                     "not_attempted",
@@ -148,6 +151,26 @@ class Exercise:
         except Exception as e:  # noqa: BLE001 - the learner's code raised somewhere unexpected
             return self._result("error", f"your code raised {type(e).__name__}: {e}; fix it and check again.", seed)
         return self._result(status, message, seed, picture, metrics)
+
+    def _wrong_arguments(self, seed, options) -> str | None:
+        """One sentence for a seed that is not a whole number or an option this check does not take
+        (they used to end in a ValueError, or in a TypeError blamed on the learner's code)."""
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+            return f"seed must be a whole number such as seed=3 (or left out for a fresh one), not {shown(seed)}."
+        params = inspect.signature(self._grade).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return None
+        takes = list(params)[2:]  # after the answer and the random generator
+        unknown = [k for k in options if k not in takes]
+        if not unknown:
+            return None
+        close = difflib.get_close_matches(unknown[0], [*takes, "seed", "watchdog"], n=1)
+        also = "".join(f", {k}=" for k in takes)
+        return (
+            f"{self.id}.check() has no option {unknown[0]}="
+            + (f" (did you mean {close[0]}=?)" if close else "")
+            + f": it takes your answer, then seed= and watchdog={also}."
+        )
 
     def check(self, answer=MISSING, seed: int | None = None, watchdog: float | None = None, **options) -> None:
         """Grade, show one green/red line (and a picture where it helps), record progress."""
@@ -174,21 +197,6 @@ class Exercise:
         show_text(f"Solution for {self.id}", self._solution_text(), code=True)
         _progress.record_solution(self.id)
 
-    def _check_options(self, options) -> None:
-        """Keywords check() passes on to this kind's grading (launch=... for kernels): an unknown one is
-        said here, not as a TypeError about a method the learner never called."""
-        params = inspect.signature(self._grade).parameters
-        if not options or any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            return
-        known = list(params)[2:]  # after (answer, rng): launch= for kernel exercises, nothing for most
-        for name in options:
-            if name not in known:
-                takes = ", ".join(["seed=...", "watchdog=...", *(f"{n}=..." for n in known)])
-                raise LearnerError(
-                    f"check() has no keyword {name}=: it takes check(your_answer, {takes}); remove {name}= "
-                    "(or fix its spelling)."
-                )
-
     # -- for subclasses
     def _result(self, status, message, seed, picture=None, metrics=None) -> Result:
         points = float(self.points) if status == "passed" else 0.0
@@ -208,16 +216,6 @@ class Exercise:
 
 
 _watchdog = watchdog  # grade's keyword of the same name shadows it
-
-
-def _seed(value) -> int:
-    """The seed a learner passed back (from a failed check's line): a whole number, or one sentence."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise LearnerError(
-            "seed must be a whole number of at least 0, such as the seed=... a failed check printed, "
-            f"not {shown(value)}."
-        )
-    return int(value)
 
 
 _GENERIC_EX = re.compile(r"(?<![\w.])ex\.(hint|solution|check)\(\)")

@@ -57,7 +57,11 @@ def _rgb(n):
 def _grayscale(img, out):
     col, row = cuda.grid(2)
     if row < out.shape[0] and col < out.shape[1]:
-        out[row, col] = 0.299 * img[row, col, 0] + 0.587 * img[row, col, 1] + 0.114 * img[row, col, 2]
+        out[row, col] = (
+            np.float32(0.299) * img[row, col, 0]
+            + np.float32(0.587) * img[row, col, 1]
+            + np.float32(0.114) * img[row, col, 2]
+        )
 
 
 def _grayscale_expect(img):
@@ -87,7 +91,8 @@ grayscale = ImageExercise(
     hints=(
         "col, row = cuda.grid(2): x runs along columns, y along rows.",
         "Guard both dimensions: if row < out.shape[0] and col < out.shape[1]:",
-        "out[row, col] = 0.299 * img[row, col, 0] + 0.587 * img[row, col, 1] + 0.114 * img[row, col, 2]",
+        "out[row, col] = np.float32(0.299) * img[row, col, 0] + np.float32(0.587) * img[row, col, 1] + "
+        "np.float32(0.114) * img[row, col, 2] (np.float32 keeps the arithmetic in float32).",
     ),
 )
 
@@ -127,13 +132,13 @@ def _blur(img, out):
     col, row = cuda.grid(2)
     rows, cols = img.shape
     if row < rows and col < cols:
-        total = 0.0
+        total = np.float32(0.0)  # float32 throughout: a bare 0.0 would make total a float64
         for dr in range(-1, 2):
             for dc in range(-1, 2):
                 r = min(max(row + dr, 0), rows - 1)  # clamp to the edge
                 c = min(max(col + dc, 0), cols - 1)
                 total += img[r, c]
-        out[row, col] = total / 9.0
+        out[row, col] = total / np.float32(9.0)
 
 
 def _blur_expect(img):

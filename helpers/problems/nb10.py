@@ -82,11 +82,15 @@ def _kernel_params(*args):
     return params, storage
 
 
-def _arrays_in(obj):
+def _regions_in(obj):
+    """(start, end) addresses of the memory that `storage` keeps alive: NumPy arrays and ctypes
+    objects (ctypes.c_float(x) holds a value just as np.array([x], np.float32) does)."""
     if isinstance(obj, np.ndarray):
-        return [obj]
+        return [(obj.ctypes.data, obj.ctypes.data + obj.nbytes)]
+    if isinstance(obj, (ctypes._SimpleCData, ctypes.Array, ctypes.Structure, ctypes.Union)):
+        return [(ctypes.addressof(obj), ctypes.addressof(obj) + ctypes.sizeof(obj))]
     if isinstance(obj, (list, tuple)):
-        return [a for o in obj for a in _arrays_in(o)]
+        return [r for o in obj for r in _regions_in(o)]
     return []
 
 
@@ -106,7 +110,7 @@ def _judge_params(fn, rng):
             False,
             f"params must be a NumPy uint64 array with one address per argument ({len(args)}), got {params!r}.",
         )
-    regions = [(a.ctypes.data, a.ctypes.data + a.nbytes) for a in _arrays_in(storage)]
+    regions = _regions_in(storage)
     for j, (addr, value) in enumerate(zip(params.tolist(), args)):
         size = value.dtype.itemsize
         if not any(lo <= addr and addr + size <= hi for lo, hi in regions):
@@ -115,7 +119,16 @@ def _judge_params(fn, rng):
                     f"params[{j}] holds the value itself; cuLaunchKernel wants the ADDRESS of memory holding "
                     "the value (e.g. arr.ctypes.data)."
                 )
-            return False, f"params[{j}] = {addr:#x} does not point into any NumPy array you returned as storage."
+            short = [hi - lo for lo, hi in regions if lo <= addr < hi]
+            if short:
+                return False, (
+                    f"params[{j}] points at {short[0]} bytes but argument {j} is {value!r} ({value.dtype}, "
+                    f"{size} bytes): store each value with its own type and size, e.g. np.array([a], dtype=a.dtype)."
+                )
+            return False, (
+                f"params[{j}] = {addr:#x} does not point into anything you returned as storage: return the objects "
+                "that hold the values (NumPy arrays or ctypes values) as storage."
+            )
         raw = ctypes.string_at(addr, size)
         if raw != value.tobytes():
             return False, (
@@ -128,7 +141,7 @@ def _judge_params(fn, rng):
 kernel_params = CallExercise(
     prompt="Write kernel_params(*args) for cuLaunchKernel: args are NumPy scalars (a device pointer as np.uint64, "
     "np.float32, np.int32...). Return (params, storage): params is a uint64 array of the ADDRESSES of the values, "
-    "storage the NumPy arrays holding them (they must outlive the launch).",
+    "storage the NumPy arrays (or ctypes values) holding them (they must outlive the launch).",
     reference=_kernel_params,
     judge=_judge_params,
     hints=(

@@ -10,7 +10,9 @@ from .records import ATOMIC, READ, WRITE
 
 @dataclass
 class Metrics:
-    """How the kernel used memory. Per-thread figures are (mean, max) over every thread."""
+    """How the kernel used memory. Per-thread figures are (mean, max) over the threads that touched
+    global or shared memory: the idle threads of a last, partial block do not dilute them, and the
+    exercise checks and budgets read the same numbers."""
 
     threads: int
     global_reads: tuple
@@ -29,7 +31,7 @@ class Metrics:
 
     def __str__(self):
         lines = [
-            f"per thread (mean / max): global reads {self.global_reads[0]:.1f} / "
+            f"per active thread (mean / max): global reads {self.global_reads[0]:.1f} / "
             f"{self.global_reads[1]}, global writes {self.global_writes[0]:.1f} / "
             f"{self.global_writes[1]}, shared reads {self.shared_reads[0]:.1f} / "
             f"{self.shared_reads[1]}, shared writes {self.shared_writes[0]:.1f} / "
@@ -51,9 +53,12 @@ class Metrics:
         return "\n".join(lines)
 
 
-def _per_thread(t, mask):
+def _per_thread(t, mask, active):
+    """(mean over the active threads, max) of the accesses in `mask`."""
     counts = np.bincount(t.accesses.gtid[mask], minlength=t.nthreads)
-    return (float(counts.mean()) if len(counts) else 0.0, int(counts.max()) if len(counts) else 0)
+    if not len(counts):
+        return (0.0, 0)
+    return (float(counts.sum() / max(int(active.sum()), 1)), int(counts.max()))
 
 
 def warp_groups(t, space):
@@ -143,14 +148,16 @@ def compute_metrics(t):
     passes, bank_ideal, _ = bank_table(t)
     touched = np.zeros(t.nthreads, bool)
     touched[a.gtid[glob | shar]] = True
+    idle = int((~touched).sum())
+    active = touched if touched.any() else ~touched  # nothing touched memory: every mean is 0 anyway
     ways = passes / bank_ideal if len(passes) else np.zeros(0)
     return Metrics(
         threads=t.nthreads,
-        global_reads=_per_thread(t, glob & (a.kind == READ)),
-        global_writes=_per_thread(t, glob & (a.kind == WRITE)),
-        shared_reads=_per_thread(t, shar & (a.kind == READ)),
-        shared_writes=_per_thread(t, shar & (a.kind == WRITE)),
-        atomics=_per_thread(t, a.kind == ATOMIC),
+        global_reads=_per_thread(t, glob & (a.kind == READ), active),
+        global_writes=_per_thread(t, glob & (a.kind == WRITE), active),
+        shared_reads=_per_thread(t, shar & (a.kind == READ), active),
+        shared_writes=_per_thread(t, shar & (a.kind == WRITE), active),
+        atomics=_per_thread(t, a.kind == ATOMIC, active),
         warp_accesses=len(sectors),
         sectors=int(sectors.sum()),
         ideal_sectors=int(ideal.sum()),
@@ -158,7 +165,7 @@ def compute_metrics(t):
         shared_warp_accesses=len(passes),
         bank_conflicted=int((passes > bank_ideal).sum()),
         bank_ways_max=int(np.ceil(ways.max())) if len(ways) else 1,
-        idle_threads=int((~touched).sum()),
+        idle_threads=idle,
     )
 
 

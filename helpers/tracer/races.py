@@ -124,12 +124,26 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
         (a.gtid[same] == a.gtid[j]) & (a.kind[same] != READ)
     )
     li, lj = t.locations[a.loc[i]].line, t.locations[a.loc[j]].line
+    aid = int(a.array[i]) if info.base is None else info.base
+    in_place = (
+        info.space == "global"
+        and ATOMIC not in (ki, kj)
+        and not both_write
+        and (cross_block or (bool(t.outputs) and aid not in t.outputs))  # an output may be staged with barriers
+        and _overwrites_its_input(a, i, j)
+    )
+    stride = _loop_stride(a, i) if cross_block and ki == kj == WRITE else 0
     if cross_block:
         when = "but they are in different blocks, and nothing orders different blocks (no grid.sync() between them)"
         fix = (
             "Let each block write its own element (e.g. index by cuda.blockIdx.x) and combine "
             "them afterwards, or use cuda.atomic.add for a shared total."
         )
+        if stride and stride == t.threads_per_block and t.nblocks > 1:
+            fix = (
+                f"The loop at line {li} steps by one block ({stride} threads, cuda.blockDim.x), so the blocks "
+                f"walk over the same elements: step by the whole grid, stride = cuda.gridsize(1)."
+            )
     else:
         same_warp = a.block[i] == a.block[j] and a.thread[i] // 32 == a.thread[j] // 32
         when = "with no cuda.syncthreads() between them" + (
@@ -151,7 +165,7 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
                 "Several threads update the same element and overwrite each other's work: "
                 "use an atomic such as cuda.atomic.add(array, index, value)."
             )
-        elif _rounds_without_barrier(a, i) or _rounds_without_barrier(a, j):
+        elif _rounds_without_barrier(a, i, j) or _rounds_without_barrier(a, j, i):
             line = li if ki == WRITE else lj
             fix = (
                 f"A loop goes round again without a barrier: put a cuda.syncthreads() inside "
@@ -174,6 +188,11 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
                 f"so that every write finishes before any thread reads, or use a second "
                 f"buffer."
             )
+    if in_place:
+        fix = (
+            f"The kernel overwrites {info.var} while other threads (of other blocks too, which no barrier "
+            f"orders) still read it: write the results into the output array, not into {info.var}."
+        )
     msg = (
         f"Race on {name}: {who(t, a.gtid[i])} {VERB[ki]} it at {where(t, a.loc[i])} and "
         f"{who(t, a.gtid[j])} {VERB[kj]} it at {where(t, a.loc[j])}, {when}. The result "
@@ -201,11 +220,33 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
     )
 
 
-def _rounds_without_barrier(a, w):
-    """Did the thread of record `w` write at that line more than once within one epoch?"""
+def _rounds_without_barrier(a, w, other):
+    """Did the thread of record `w` write at that line more than once within one epoch, going
+    round a loop that also holds the other record's line (a load loop followed by a separate
+    read loop is no such loop: its barrier belongs between the two loops)?"""
     e = barrier_epoch(a.epoch)
-    same = (a.gtid == a.gtid[w]) & (e == e[w]) & (a.loc == a.loc[w]) & (a.kind == WRITE)
-    return np.count_nonzero(same) > 1
+    mine = (a.gtid == a.gtid[w]) & (e == e[w])
+    if np.count_nonzero(mine & (a.loc == a.loc[w]) & (a.kind == WRITE)) < 2:
+        return False
+    if a.loc[other] == a.loc[w]:
+        return True
+    lines = a.loc[mine & np.isin(a.loc, (a.loc[w], a.loc[other]))]
+    return np.count_nonzero(lines[1:] != lines[:-1]) > 1  # A..B..A: the two lines alternate
+
+
+def _overwrites_its_input(a, i, j):
+    """Did the writing thread of the pair read this array before it wrote it (a kernel updating
+    its input in place while neighbours still read it)?"""
+    w = i if a.kind[i] == WRITE else j
+    before = np.arange(len(a)) < w
+    return bool(np.any(before & (a.gtid == a.gtid[w]) & (a.array == a.array[w]) & (a.kind == READ)))
+
+
+def _loop_stride(a, w):
+    """The step between the elements the thread of record `w` wrote at its line (0 if one)."""
+    rows = np.flatnonzero((a.gtid == a.gtid[w]) & (a.loc == a.loc[w]) & (a.array == a.array[w]) & (a.kind == WRITE))
+    steps = np.unique(np.diff(a.index[rows]))
+    return int(steps[0]) if len(steps) == 1 else 0
 
 
 def _came_round_again(a, i, j):

@@ -168,7 +168,21 @@ class Trace:
         return self.arrays[0].name.split(" (")[0].split(" ")[-1] if self.arrays else "out"
 
     def _picked(self, block, array):
-        """block: a block's linear number; array: a parameter name (or None for every array)."""
+        """block: a block's linear number, or its (x, y[, z]) coordinates as blockIdx gives them;
+        array: a parameter name (or None for every array)."""
+        if isinstance(block, tuple) and 1 <= len(block) <= 3:
+            dims = tuple(self.griddim) + (1,) * (3 - len(self.griddim))
+            coords = tuple(block) + (0,) * (3 - len(block))
+            if all(
+                isinstance(c, (int, np.integer)) and not isinstance(c, bool) and 0 <= c < d
+                for c, d in zip(coords, dims)
+            ):
+                block = int(coords[0] + dims[0] * (coords[1] + dims[1] * coords[2]))
+            else:
+                raise LearnerError(
+                    f"block must be a block of this trace's {dims[0]} x {dims[1]} x {dims[2]} grid, such as "
+                    f"(0, 0, 0) or its number 0 to {self.nblocks - 1}, not {shown(block)}."
+                )
         block = _index("block", block, self.nblocks)
         if array is not None:
             self.array_id(array)  # says which names exist when this one does not

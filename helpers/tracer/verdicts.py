@@ -54,9 +54,11 @@ VERDICT_KINDS = (
 def find_verdicts(t):
     verdicts = []
     verdicts += _out_of_bounds(t)
+    # A barrier only part of the block reached comes before the races and uninitialised reads it
+    # causes: those name a missing barrier, and the learner's is there, inside an `if`.
+    verdicts += _divergent(t)
     verdicts += find_races(t)
     verdicts += _uninitialized(t)
-    verdicts += _divergent(t)
     verdicts += _unwritten(t)
     verdicts += _warp_misuse(t)
     verdicts += _negative(t)
@@ -326,15 +328,20 @@ def _divergent(t):
         return []
     ev = t.divergent[0]
     block = fmt3(unlinear(ev["block"], t.griddim), t.griddim)
+
+    def threads(ts):
+        return f"thread {ranges(ts)}" if len(ts) == 1 else f"threads {ranges(ts)}"
+
     missing = []
     if ev["finished"]:
-        missing.append(f"threads {ranges(ev['finished'])} had already finished")
+        missing.append(f"{threads(ev['finished'])} had already finished")
     for line, ts in ev["elsewhere"].items():
-        missing.append(f"threads {ranges(ts)} were waiting at the syncthreads() on line {line}")
+        missing.append(f"{threads(ts)} {'was' if len(ts) == 1 else 'were'} waiting at the syncthreads() on line {line}")
     ids = " (linear ids)" if t.blockdim[1] > 1 or t.blockdim[2] > 1 else ""
     barrier = "__syncthreads()" if _is_c(t) else "cuda.syncthreads()"
     msg = (
-        f"Divergent barrier: in block {block}, threads{ids} {ranges(ev['arrived'])} waited at "
+        f"Divergent barrier: in block {block}, {'thread' if len(ev['arrived']) == 1 else 'threads'}{ids} "
+        f"{ranges(ev['arrived'])} waited at "
         f"{barrier} on line {ev['line']}{source_line(ev['code'], ev['line'])}, but "
         f"{' and '.join(missing)}. Every thread of a block must reach the same "
         f"syncthreads(); on a GPU this can hang or silently skip the barrier. Move the "

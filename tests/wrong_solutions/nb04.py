@@ -165,7 +165,7 @@ WRONG = {
     "blur": [
         Wrong("missing clamp", blur_no_clamp, "out-of-bounds access"),
         Wrong("other edge rule", blur_skip_edges, "clamps instead"),
-        Wrong("race", blur_in_place, "race"),
+        Wrong("race", blur_in_place, "write the results into the output array, not into img"),
         Wrong("hard-coded", blur_center_only, "copy of img"),
         Wrong("wrong index", blur_swapped_axes, "row and col look swapped"),
     ],

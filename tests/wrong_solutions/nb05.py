@@ -235,7 +235,7 @@ WRONG = {
     "transpose_padded": [
         Wrong("bank conflicts", transpose_unpadded, "bank ways max"),
         Wrong("uncoalesced", transpose_naive, "coalescing"),
-        Wrong("race", transpose_no_barrier, "the CPU tracer found"),
+        Wrong("race", transpose_no_barrier, "Put a cuda.syncthreads() between line"),
         Wrong("wrong index", transpose_blocks_not_swapped, "the CPU tracer found"),
     ],
 }

@@ -269,7 +269,7 @@ WRONG = {
         Wrong("race", scan_in_place, "race"),
         Wrong("known mistake", scan_exclusive, "exclusive scan"),
         Wrong("missing guard", scan_no_guard, "an out-of-bounds access"),
-        Wrong("divergent barrier (reported as the race it causes)", scan_barrier_in_if, "the CPU tracer found"),
+        Wrong("divergent barrier", scan_barrier_in_if, "divergent barrier"),
     ],
 }
 
