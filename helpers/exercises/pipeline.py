@@ -104,6 +104,49 @@ def counting_copies(spy, copies):
                 delattr(owner, attr)
 
 
+def observe(fn, kernel, x):
+    """Run the learner's function on ``x`` with a spy for ``kernel`` and counted copies: the launches
+    ((threads, [argument on the device, ...]) each), the copies ({"in": n, "out": n}) and what it
+    returned. Runs where the learner's function lives (in the grader's judged mode, the student's process)."""
+    spy = _SpyKernel(kernel)
+    copies = {"in": 0, "out": 0}
+    with counting_copies(spy, copies):
+        got = fn(spy, x)
+    return spy.launches, copies, got
+
+
+class _DeviceResult:
+    """What a function returned when it was a device array in the student's process."""
+
+    def copy_to_host(self):  # pragma: no cover - only its presence is read (_is_device_array)
+        raise LearnerError("the result stayed on the device")
+
+
+def _observed(fn, kernel, x):
+    """observe() here, or in the student's process for a stand-in (exercises/remote.py)."""
+    if not getattr(type(fn), "_course_remote", False):
+        return observe(fn, kernel, x)
+    reply = fn.pipeline(kernel_source(kernel), x)
+    x[...] = reply["x"]  # the learner's function may have changed its input there
+    launches = [(int(total), [bool(b) for b in on_device]) for total, on_device in reply["launches"]]
+    copies = {"in": int(reply["copies"]["in"]), "out": int(reply["copies"]["out"])}
+    kind = reply.get("got_kind")
+    if kind == "device":
+        got = _DeviceResult()
+    elif kind == "ndarray":
+        got = reply["got"]
+    else:  # the sentence names the type the learner returned
+        got = type(str(reply.get("got_type") or "object"), (), {})()
+    return launches, copies, got
+
+
+def kernel_source(kernel) -> dict:
+    """The course kernel a pipeline exercise hands to the learner, as source the student's process
+    can compile (it has no access to helpers/problems)."""
+    fn = _numba.python_function(kernel)
+    return {"name": fn.__name__, "source": textwrap.dedent(inspect.getsource(fn))}
+
+
 def copies_problem(where, name, copies) -> str | None:
     """Exactly one copy each way: x in, the result out."""
     cin, cout = copies["in"], copies["out"]
@@ -150,11 +193,8 @@ class DevicePipelineExercise(Exercise):
         for n in self.sizes:
             x = rng.uniform(-4, 4, n).astype(np.float32)
             x_before = x.copy()
-            spy = _SpyKernel(self.kernel)
-            copies = {"in": 0, "out": 0}
             try:
-                with counting_copies(spy, copies):
-                    got = fn(spy, x)
+                launches, copies, got = _observed(fn, self.kernel, x)
             except CourseError:  # LearnerError, or the watchdog stopping a loop
                 raise
             except Exception as e:  # noqa: BLE001 - learner code
@@ -162,14 +202,14 @@ class DevicePipelineExercise(Exercise):
                     f"{name}(kernel, x) raised {type(e).__name__}: {e}; fix it and check again."
                 ) from None
             where = f"for n = {n}"
-            if not spy.launches:
+            if not launches:
                 return (
                     "failed",
                     f"{where}, {name} never launched the kernel: call kernel[blocks, threads](d_x, d_out).",
                     None,
                     {},
                 )
-            for total, on_device in spy.launches:
+            for total, on_device in launches:
                 if not all(on_device):
                     return (
                         "failed",
@@ -247,5 +287,5 @@ class DevicePipelineExercise(Exercise):
                 "one copy out."
             ),
             None,
-            {"launches": len(spy.launches)},
+            {"launches": len(launches)},
         )

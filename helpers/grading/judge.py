@@ -43,11 +43,10 @@ class ChildGone(BaseException):  # noqa: N818 - not an error of the student's co
 
 def judgeable(exercises) -> bool:
     """True when every exercise of the notebook is of a kind the judge can grade from outside."""
-    from ..exercises import FunctionExercise, KernelExercise, ValueExercise
+    from ..exercises import DevicePipelineExercise, FunctionExercise, KernelExercise, ValueExercise
 
-    return all(isinstance(ex, (ValueExercise, FunctionExercise, KernelExercise)) for ex in exercises) and bool(
-        exercises
-    )
+    kinds = (ValueExercise, FunctionExercise, KernelExercise, DevicePipelineExercise)
+    return all(isinstance(ex, kinds) for ex in exercises) and bool(exercises)
 
 
 def want(ex) -> str:
