@@ -128,6 +128,18 @@ def compile(
     ``arch`` is "sm_90"-style; PTX targets use the matching "compute_90". ``extern_c=True``
     wraps the source in ``extern "C" { ... }`` the way PyCUDA's SourceModule does.
     """
+    from . import _elsewhere
+
+    chan = _elsewhere.channel()
+    if chan is not None:  # the batch grader's judge: compile in the student's sandboxed process
+        reply = chan.request(
+            "nvrtc", src=src, target=target, arch=arch, name=name, options=list(options), extern_c=extern_c
+        )
+        if reply.get("compile_error") is not None:
+            raise CompileError(str(reply["compile_error"]), str(reply.get("log") or ""))
+        if not isinstance(reply.get("out"), bytes):
+            raise CompileError(f"{name} does not compile: the grading process sent no compiler output")
+        return reply["out"]
     from cuda.bindings import nvrtc
 
     if not isinstance(target, str) or target not in ("ptx", "cubin"):

@@ -28,6 +28,7 @@ LAYERS = (
         "helpers.grading.sandbox",
         "helpers._safety",
         "helpers._wire",
+        "helpers._elsewhere",
     ),
     (
         "helpers._numba",

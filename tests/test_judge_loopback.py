@@ -12,8 +12,9 @@ import pytest
 from numba import cuda
 from test_problems import WRONG, _exec_function, _grade_reference, placeholder, placeholder_kernel
 
-from helpers import _numba, _wire, env
+from helpers import _elsewhere, _numba, _wire, env
 from helpers.exercises import DevicePipelineExercise, FunctionExercise, KernelExercise, remote
+from helpers.exercises.libraries import CudaCExercise
 from helpers.grading.judge import judgeable, want
 from helpers.grading.serve import Server, error_reply
 from helpers.problems import MODULES, all_exercises
@@ -39,7 +40,8 @@ class Loopback:
         self.ops.append(op)
         body = _through_the_wire(fields)
         try:
-            reply = self.server.handle({**body, "op": op})
+            with _elsewhere.judging(None):  # the student's process runs it with nothing redirected
+                reply = self.server.handle({**body, "op": op})
         except Exception as e:  # noqa: BLE001 - as the child does: the student's exception, by name
             raise remote.raised(_through_the_wire(error_reply(e))) from None
         return _through_the_wire(reply)
@@ -52,11 +54,12 @@ def _judged(ex, answer, seed, options):
     chan = Loopback()
     got = chan.stand_in(answer, want(ex))
     opts = {k: chan.stand_in(v, "function" if callable(v) else "value") for k, v in options.items()}
-    return ex.grade(got, seed=seed, watchdog=0, **opts), chan
+    with _elsewhere.judging(chan):  # as judge.py grades: CUDA C compiles and GPU launches go to the child
+        return ex.grade(got, seed=seed, watchdog=0, **opts), chan
 
 
 def test_the_judged_notebooks_are_the_ones_docs_grading_names():
-    assert JUDGED == ["nb01", "nb02", "nb03", "nb04", "nb05", "nb06", "nb07", "nb11", "nb13", "nb15"]
+    assert JUDGED == ["nb01", "nb02", "nb03", "nb04", "nb05", "nb06", "nb07", "nb08", "nb11", "nb13", "nb15"]
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=[ex.id for ex in EXERCISES])
@@ -68,6 +71,8 @@ def test_reference_passes_through_the_judge(ex):
     assert judged.message == direct.message
     if isinstance(ex, KernelExercise):
         assert "trace" in chan.ops  # the kernel ran in the student's process, not here
+    if isinstance(ex, CudaCExercise):
+        assert "nvrtc" in chan.ops  # the student's CUDA C was compiled in their process, not here
 
 
 CASES = [(ex, w) for ex in EXERCISES for w in WRONG[ex.notebook].get(ex.name, [])]

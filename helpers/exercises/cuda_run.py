@@ -108,6 +108,18 @@ def judge(ex, values, got, what) -> str | None:
     )
 
 
+def run_gpu(ex, answer, values):
+    """The exercise's GPU runner on ``values``: here, or (judged by the batch grader) in the
+    student's process, where the runner is found by name in exercises/cuda_runners.py."""
+    from .. import _elsewhere
+
+    chan = _elsewhere.channel()
+    if chan is None:
+        return ex.run_gpu(answer, values)
+    reply = chan.request("cuda_c_gpu", runner=ex.run_gpu.__name__, answer=answer, values=dict(values))
+    return np.asarray(reply["got"]), bool(reply["guard_ok"])
+
+
 def check_on_cpu(ex, src, rng, what):
     """(status, message, metrics) for the answer compiled as `src`, run from its PTX."""
     values = ex.make_inputs(rng)
@@ -135,14 +147,14 @@ def check_on_gpu(ex, answer, src, rng, what):
     status, out = run_on_cpu(ex, src, values, what)
     if status == "failed" and not out.startswith(what + ", but the results"):
         return status, out, {}
-    got, guard_ok = ex.run_gpu(answer, values)
+    got, guard_ok = run_gpu(ex, answer, values)
     if not guard_ok:
         return "failed", _PAST_END, {}
     problem = judge(ex, values, got, what)
     if problem and ex.kind == "reduction" and str(answer[3]).strip() != str(ex.reference[3]):
         # CuPy folds the identity in once per thread, so a wrong one shifts the result by an amount
         # no formula predicts; the answer with the right identity tells whether that was the mistake.
-        fixed, _ = ex.run_gpu((*answer[:3], ex.reference[3]), values)
+        fixed, _ = run_gpu(ex, (*answer[:3], ex.reference[3]), values)
         if judge(ex, values, fixed, what) is None:
             problem = (
                 f"{what}, but the results are wrong: the identity must be the value that changes nothing "

@@ -15,9 +15,7 @@
 from __future__ import annotations
 
 import ast
-import inspect
 import re
-import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -41,8 +39,10 @@ _NUMPY_NEUTRAL |= {"int64", "uint8", "uint16", "uint32", "uint64", "bool_", "com
 def _numpy_calls(fn) -> list[str]:
     """The `np.…` / `numpy.…` uses in the function's code that would run NumPy on the data: read
     from its syntax tree, so a docstring or comment mentioning np. and `n[:, np.newaxis]` do not count."""
+    from .base import _source_text
+
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        tree = ast.parse(_source_text(fn) or "")
     except (OSError, TypeError, SyntaxError):
         return []
     return [
@@ -97,19 +97,28 @@ class ArrayExercise(_FunctionAnswer):
             import cupy as xp
         else:
             xp = np
+        remote = getattr(type(fn), "_course_remote", False)  # judged: fn lives in the student's process
         for trial in range(self.trials):
             inputs = self.make_inputs(rng)
             want = np.asarray(self.reference(np, *inputs))
-            got = fn(xp, *[xp.asarray(a) for a in inputs])
-            if env.on_gpu() and not isinstance(got, xp.ndarray):
+            if remote:
+                reply = fn.array_call(inputs)
+                got, on_device, kind = reply["value"], reply["device"], str(reply.get("type"))
+            else:
+                got = fn(xp, *[xp.asarray(a) for a in inputs])
+                on_device, kind = isinstance(got, getattr(xp, "ndarray", np.ndarray)), type(got).__name__
+            if env.on_gpu() and not on_device:
                 return (
                     "failed",
-                    f"your function returned {type(got).__name__}, not a CuPy array: keep the result on "
+                    f"your function returned {kind}, not a CuPy array: keep the result on "
                     "the GPU (no .get() or cupy.asnumpy inside the function).",
                     None,
                     {},
                 )
-            got = xp.asnumpy(got) if env.on_gpu() else np.asarray(got)
+            if not remote:
+                got = xp.asnumpy(got) if env.on_gpu() else np.asarray(got)
+            elif got is None:
+                return "failed", f"your function returned {kind}, not an array.", None, {}
             shapes = ", ".join(str(a.shape) for a in inputs)
             if got.shape != want.shape:
                 return (

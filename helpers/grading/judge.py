@@ -20,7 +20,7 @@ import select
 import threading
 import time
 
-from .. import _wire
+from .. import _elsewhere, _wire
 from ..exercises import remote
 from ..exercises.base import MISSING
 
@@ -44,15 +44,19 @@ class ChildGone(BaseException):  # noqa: N818 - not an error of the student's co
 def judgeable(exercises) -> bool:
     """True when every exercise of the notebook is of a kind the judge can grade from outside."""
     from ..exercises import DevicePipelineExercise, FunctionExercise, KernelExercise, ValueExercise
+    from ..exercises.libraries import ArrayExercise, CudaCExercise
 
-    kinds = (ValueExercise, FunctionExercise, KernelExercise, DevicePipelineExercise)
+    kinds = (ValueExercise, FunctionExercise, KernelExercise, DevicePipelineExercise, ArrayExercise, CudaCExercise)
     return all(isinstance(ex, kinds) for ex in exercises) and bool(exercises)
 
 
 def want(ex) -> str:
     from ..exercises import KernelExercise, ValueExercise
+    from ..exercises.libraries import CudaCExercise
 
-    return "value" if isinstance(ex, ValueExercise) else "kernel" if isinstance(ex, KernelExercise) else "function"
+    if isinstance(ex, (ValueExercise, CudaCExercise)):  # CUDA C arrives as its source text
+        return "value"
+    return "kernel" if isinstance(ex, KernelExercise) else "function"
 
 
 def public_spec(modules) -> dict:
@@ -290,7 +294,8 @@ class Judge:
                 }
             )
             return
-        result = ex.grade(answer, seed=spec["seed"], watchdog=0, **options)  # ChildGone passes through
+        with _elsewhere.judging(self.channel):  # CUDA C compiles and GPU launches go to the child
+            result = ex.grade(answer, seed=spec["seed"], watchdog=0, **options)  # ChildGone passes through
         out = {
             **row,
             "status": str(result.status),

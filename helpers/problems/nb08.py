@@ -8,7 +8,8 @@ their PTX in helpers.ptx in CPU mode (make_inputs / oracle / output below drive 
 import numpy as np
 
 from helpers.exercises import FunctionExercise, register
-from helpers.exercises.libraries import ArrayExercise, CudaCExercise, gpu_output_with_guard, guard_intact
+from helpers.exercises.cuda_runners import L2_IN, L2_OUT, LEAKY_IN, LEAKY_OUT, run_clamp, run_l2, run_leaky
+from helpers.exercises.libraries import ArrayExercise, CudaCExercise
 
 
 def _normalize_rows(xp, a):
@@ -45,15 +46,6 @@ normalize_rows = ArrayExercise(
     ),
 )
 
-LEAKY_IN, LEAKY_OUT = "float32 x, float32 alpha", "float32 y"
-
-
-def _run_leaky(op, values):
-    import cupy as cp
-
-    k = cp.ElementwiseKernel(LEAKY_IN, LEAKY_OUT, op, "leaky_relu")
-    return cp.asnumpy(k(cp.asarray(values["x"]), np.float32(values["alpha"]))), True
-
 
 def _n(rng):  # never a multiple of the block size: the last block has spare threads
     return 300 + int(rng.integers(1, 100)) * 2 + 1
@@ -75,7 +67,7 @@ leaky_relu = CudaCExercise(
     in_params=LEAKY_IN,
     out_params=LEAKY_OUT,
     reference="y = x > 0 ? x : alpha * x",
-    run_gpu=_run_leaky,
+    run_gpu=run_leaky,
     make_inputs=_leaky_inputs,
     oracle=_leaky,
     output="y",
@@ -92,16 +84,6 @@ leaky_relu = CudaCExercise(
     ),
 )
 
-L2_IN, L2_OUT = "float32 x", "float32 y"
-
-
-def _run_l2(answer, values):
-    import cupy as cp
-
-    m, r, p, ident = answer
-    k = cp.ReductionKernel(L2_IN, L2_OUT, m, r, p, ident, "l2_norm")
-    return np.asarray(cp.asnumpy(k(cp.asarray(values["x"]))), dtype=np.float32).reshape(()), True
-
 
 def _l2(v):
     return np.asarray(np.sqrt(np.sum(v["x"].astype(np.float64) ** 2)), dtype=np.float32)
@@ -115,7 +97,7 @@ l2_norm = CudaCExercise(
     in_params=L2_IN,
     out_params=L2_OUT,
     reference=("x * x", "a + b", "y = sqrt(a)", "0"),
-    run_gpu=_run_l2,
+    run_gpu=run_l2,
     make_inputs=lambda rng: {"x": rng.uniform(0, 1, _n(rng)).astype(np.float32)},
     oracle=_l2,
     output="y",
@@ -140,16 +122,6 @@ extern "C" __global__ void clamp(const float* x, float* y, float lo, float hi, i
 """
 
 
-def _run_clamp(src, values):
-    import cupy as cp
-
-    n = int(values["n"])
-    full, y = gpu_output_with_guard(cp, n)
-    k = cp.RawKernel(src, "clamp")
-    k(((n + 127) // 128,), (128,), (cp.asarray(values["x"]), y, values["lo"], values["hi"], np.int32(n)))
-    return cp.asnumpy(y), guard_intact(cp, full, n)
-
-
 def _clamp_inputs(rng):
     n = _n(rng)
     x = rng.uniform(-2, 2, n).astype(np.float32)
@@ -162,7 +134,7 @@ clamp = CudaCExercise(
     kind="raw",
     kernel="clamp",
     c_params=CLAMP_PARAMS,
-    run_gpu=_run_clamp,
+    run_gpu=run_clamp,
     make_inputs=_clamp_inputs,
     oracle=lambda v: np.clip(v["x"], v["lo"], v["hi"]),
     output="y",

@@ -10,7 +10,8 @@ import re
 import numpy as np
 
 from helpers.exercises import FunctionExercise, ValueExercise, register
-from helpers.exercises.libraries import CallExercise, CudaCExercise, gpu_output_with_guard, guard_intact
+from helpers.exercises.cuda_runners import LINCOMB_ARGS, run_axpby, run_lincomb
+from helpers.exercises.libraries import CallExercise, CudaCExercise
 
 context_import = ValueExercise(
     prompt="Which module do you import so that PyCUDA uses the primary context, the one Numba, CuPy and "
@@ -92,17 +93,6 @@ __global__ void axpby(float* out, const float* x, const float* y, float a, float
 """
 
 
-def _run_axpby(src, values):
-    import cupy as cp
-
-    n = int(values["n"])
-    full, out = gpu_output_with_guard(cp, n)
-    k = cp.RawKernel('extern "C" { ' + src + "\n}\n", "axpby")  # what SourceModule compiles, via CuPy
-    x, y = cp.asarray(values["x"]), cp.asarray(values["y"])
-    k(((n + 127) // 128,), (128,), (out, x, y, values["a"], values["b"], np.int32(n)))
-    return cp.asnumpy(out), guard_intact(cp, full, n)
-
-
 def _axpby_inputs(rng):
     n = 300 + 2 * int(rng.integers(1, 100)) + 1  # not a multiple of the block size
     x, y = (rng.uniform(-1, 1, n).astype(np.float32) for _ in range(2))
@@ -122,7 +112,7 @@ axpby = CudaCExercise(
     kind="sourcemodule",
     kernel="axpby",
     c_params=AXPBY_PARAMS,
-    run_gpu=_run_axpby,
+    run_gpu=run_axpby,
     make_inputs=_axpby_inputs,
     oracle=_axpby,
     output="out",
@@ -135,21 +125,6 @@ axpby = CudaCExercise(
 )
 
 # ----------------------------------------------------------------------------- ElementwiseKernel
-
-LINCOMB_ARGS = "float a, float* x, float b, float* y, float* z"
-
-
-def _run_lincomb(op, values):
-    import cupy as cp
-
-    from helpers import cuda_c
-
-    n = len(values["x"])
-    full, z = gpu_output_with_guard(cp, n)
-    k = cp.RawKernel(cuda_c.pycuda_elementwise_source(LINCOMB_ARGS, op, "lincomb"), "lincomb")
-    x, y = cp.asarray(values["x"]), cp.asarray(values["y"])
-    k((8,), (128,), (np.float32(values["a"]), x, np.float32(values["b"]), y, z, np.uint64(n)))
-    return cp.asnumpy(z), guard_intact(cp, full, n)
 
 
 def _lincomb_inputs(rng):
@@ -164,7 +139,7 @@ lincomb = CudaCExercise(
     kernel="lincomb",
     arguments=LINCOMB_ARGS,
     reference="z[i] = a * x[i] + b * y[i]",
-    run_gpu=_run_lincomb,
+    run_gpu=run_lincomb,
     make_inputs=_lincomb_inputs,
     oracle=_axpby,
     output="z",

@@ -1,0 +1,69 @@
+"""GPU runners of the CUDA C exercises (notebooks 08 and 09): launch a learner's CUDA C with
+CuPy on given inputs, return (output, guard band intact).
+
+Why a module of their own, outside ``helpers/problems``: the batch grader judges from its own
+process and runs these in the student's process, which cannot read ``helpers/problems`` (it
+holds the references). Nothing here knows an answer: only how each library launches a kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .libraries import gpu_output_with_guard, guard_intact
+
+LEAKY_IN, LEAKY_OUT = "float32 x, float32 alpha", "float32 y"
+L2_IN, L2_OUT = "float32 x", "float32 y"
+LINCOMB_ARGS = "float a, float* x, float b, float* y, float* z"
+
+
+def run_leaky(op, values):
+    import cupy as cp
+
+    k = cp.ElementwiseKernel(LEAKY_IN, LEAKY_OUT, op, "leaky_relu")
+    return cp.asnumpy(k(cp.asarray(values["x"]), np.float32(values["alpha"]))), True
+
+
+def run_l2(answer, values):
+    import cupy as cp
+
+    m, r, p, ident = answer
+    k = cp.ReductionKernel(L2_IN, L2_OUT, m, r, p, ident, "l2_norm")
+    return np.asarray(cp.asnumpy(k(cp.asarray(values["x"]))), dtype=np.float32).reshape(()), True
+
+
+def run_clamp(src, values):
+    import cupy as cp
+
+    n = int(values["n"])
+    full, y = gpu_output_with_guard(cp, n)
+    k = cp.RawKernel(src, "clamp")
+    k(((n + 127) // 128,), (128,), (cp.asarray(values["x"]), y, values["lo"], values["hi"], np.int32(n)))
+    return cp.asnumpy(y), guard_intact(cp, full, n)
+
+
+def run_axpby(src, values):
+    import cupy as cp
+
+    n = int(values["n"])
+    full, out = gpu_output_with_guard(cp, n)
+    k = cp.RawKernel('extern "C" { ' + src + "\n}\n", "axpby")  # what SourceModule compiles, via CuPy
+    x, y = cp.asarray(values["x"]), cp.asarray(values["y"])
+    k(((n + 127) // 128,), (128,), (out, x, y, values["a"], values["b"], np.int32(n)))
+    return cp.asnumpy(out), guard_intact(cp, full, n)
+
+
+def run_lincomb(op, values):
+    import cupy as cp
+
+    from .. import cuda_c
+
+    n = len(values["x"])
+    full, z = gpu_output_with_guard(cp, n)
+    k = cp.RawKernel(cuda_c.pycuda_elementwise_source(LINCOMB_ARGS, op, "lincomb"), "lincomb")
+    x, y = cp.asarray(values["x"]), cp.asarray(values["y"])
+    k((8,), (128,), (np.float32(values["a"]), x, np.float32(values["b"]), y, z, np.uint64(n)))
+    return cp.asnumpy(z), guard_intact(cp, full, n)
+
+
+RUNNERS = {f.__name__: f for f in (run_leaky, run_l2, run_clamp, run_axpby, run_lincomb)}
