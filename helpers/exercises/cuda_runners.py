@@ -66,4 +66,24 @@ def run_lincomb(op, values):
     return cp.asnumpy(z), guard_intact(cp, full, n)
 
 
+def pycuda_kernel(source: str, name: str):
+    """A PyCUDA SourceModule kernel of the course's: the real PyCUDA on a GPU (the notebook's
+    primary context), the CPU stand-in otherwise."""
+    from .. import env
+
+    if env.on_gpu():
+        import pycuda.autoprimaryctx  # noqa: F401 - the notebook's context
+        from pycuda.compiler import SourceModule
+    else:
+        from ..standins.pycuda import SourceModule
+    return SourceModule(source).get_function(name)
+
+
+def call_with_pycuda_kernel(fn, kernel: dict, args: list):
+    """``fn(kernel, *args)`` with the course's PyCUDA kernel built here: what it returned and the
+    arguments afterwards (the learner's function may change them in place, as drv.InOut does)."""
+    result = fn(pycuda_kernel(str(kernel["source"]), str(kernel["name"])), *args)
+    return result, args
+
+
 RUNNERS = {f.__name__: f for f in (run_leaky, run_l2, run_clamp, run_axpby, run_lincomb)}

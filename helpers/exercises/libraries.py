@@ -265,6 +265,9 @@ class CallExercise(_FunctionAnswer):
 
     judge: Callable = None
     success: str = "correct."
+    # True when ``judge`` also works on a stand-in for a function in the student's process
+    # (exercises/remote.py): the batch grader may then judge this exercise from its own process.
+    remote_ok: bool = False
 
     def _grade(self, fn, rng):
         if bad := self._not_a_function(fn):

@@ -115,6 +115,14 @@ class RemoteFunction:
             raise RemoteFailure("the grading process answered an array call without its value")
         return reply
 
+    def call_with_pycuda_kernel(self, kernel: dict, args: list):
+        """``fn(kernel, *args)`` there, with the course's PyCUDA kernel built there from its source:
+        the name of the type it returned (None for None or an array) and the arguments afterwards."""
+        reply = self._channel.request("pycuda_call", handle=self._handle, kernel=kernel, args=list(args))
+        if not isinstance(reply, dict) or not isinstance(reply.get("args"), list) or len(reply["args"]) != len(args):
+            raise RemoteFailure("the grading process answered a call without its arguments")
+        return reply
+
     def pipeline(self, kernel: dict, x):
         """Run it as ``fn(spy_kernel, x)`` there with copies counted (exercises/pipeline.py)."""
         reply = self._channel.request("pipeline", handle=self._handle, kernel=kernel, x=x)

@@ -136,7 +136,7 @@ class Server:
     def handle(self, request: dict) -> dict:
         op = request.get("op")
         obj = self.handles.get(request.get("handle"))
-        if op in ("call", "trace", "gpu", "compile", "pipeline", "array_call") and obj is None:
+        if op in ("call", "trace", "gpu", "compile", "pipeline", "array_call", "pycuda_call") and obj is None:
             raise LookupError("no such answer")
         args = list(request.get("args") or [])
         if op == "call":
@@ -206,6 +206,12 @@ class Server:
                 raise LookupError("no such runner")
             got, guard_ok = runner(request.get("answer"), request.get("values") or {})
             return {"got": np.asarray(got), "guard_ok": bool(guard_ok)}
+        if op == "pycuda_call":  # a check that hands the learner's function a PyCUDA kernel of the course's
+            from ..exercises.cuda_runners import call_with_pycuda_kernel
+
+            result, after = call_with_pycuda_kernel(obj, request.get("kernel") or {}, list(request.get("args") or ()))
+            kind = None if result is None or isinstance(result, np.ndarray) else type(result).__name__
+            return {"result_type": kind, "args": after}
         if op == "array_call":  # an ArrayExercise: xp chosen here, the inputs made xp arrays here
             if self.on_gpu:
                 import cupy as xp

@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from helpers.exercises import FunctionExercise, ValueExercise, register
-from helpers.exercises.cuda_runners import LINCOMB_ARGS, run_axpby, run_lincomb
+from helpers.exercises.cuda_runners import LINCOMB_ARGS, pycuda_kernel, run_axpby, run_lincomb
 from helpers.exercises.libraries import CallExercise, CudaCExercise
 
 context_import = ValueExercise(
@@ -185,16 +185,23 @@ def _double_in_place_reference(twice, x):
 
 
 def _judge_in_out(fn, rng):
-    _, SourceModule = _pycuda()
-    twice = SourceModule(_twice_src).get_function("twice")
+    kernel = {"source": _twice_src, "name": "twice"}
+    remote = getattr(type(fn), "_course_remote", False)  # judged: fn runs in the student's process
+    twice = None if remote else pycuda_kernel(_twice_src, "twice")
     for n in (int(rng.integers(300, 700)), 256, int(rng.integers(1, 40))):
         x = rng.uniform(-10, 10, n).astype(np.float32)
         before = x.copy()
-        result = fn(twice, x)
-        if result is not None and not isinstance(result, np.ndarray):
+        if remote:
+            reply = fn.call_with_pycuda_kernel(kernel, [x])
+            x[...] = reply["args"][0]
+            returned = reply["result_type"]
+        else:
+            result = fn(twice, x)
+            returned = None if result is None or isinstance(result, np.ndarray) else type(result).__name__
+        if returned is not None:
             return (
                 False,
-                f"double_in_place returned {type(result).__name__}; it should change x itself and return None.",
+                f"double_in_place returned {returned}; it should change x itself and return None.",
             )
         if np.array_equal(x, before):
             return False, (
@@ -213,6 +220,7 @@ def _judge_in_out(fn, rng):
 
 
 in_out = CallExercise(
+    remote_ok=True,  # its judge runs the learner's function in the student's process (judged grading)
     prompt="Write double_in_place(twice, x): twice is SourceModule's kernel twice(float* x, int n) (x[i] *= 2); x is a "
     "float32 NumPy array. Launch it with 256 threads per block so that x itself, on the host, ends up doubled, "
     "using drv.InOut; return nothing.",
