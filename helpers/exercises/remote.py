@@ -123,6 +123,13 @@ class RemoteFunction:
             raise RemoteFailure("the grading process answered a call without its arguments")
         return reply
 
+    def device_call(self, host_args: list, count: list):
+        """``fn(*device arrays)`` there with cuda.compute calls counted (exercises/library_calls.py)."""
+        reply = self._channel.request("device_call", handle=self._handle, args=list(host_args), count=list(count))
+        if not isinstance(reply, dict) or not {"result", "calls", "args"} <= set(reply):
+            raise RemoteFailure("the grading process answered a device call without its counts")
+        return reply
+
     def pipeline(self, kernel: dict, x):
         """Run it as ``fn(spy_kernel, x)`` there with copies counted (exercises/pipeline.py)."""
         reply = self._channel.request("pipeline", handle=self._handle, kernel=kernel, x=x)

@@ -7,44 +7,17 @@ module object, count the learner's calls to it, and require the algorithm the ex
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from helpers.exercises import CallExercise, ValueExercise, register
 from helpers.exercises.base import fmt
+from helpers.exercises.library_calls import observed_call
 
 
 def _libs():
     from helpers.standins import library
 
     return library("cupy"), library("cuda.compute")
-
-
-@contextlib.contextmanager
-def _counting(cc, names):
-    """Count calls to cc.<name> while the learner's function runs (the module object is shared)."""
-    calls = dict.fromkeys(names, 0)
-    saved = {n: getattr(cc, n) for n in names}
-
-    def wrap(name, fn):
-        def counted(*args, **kwargs):
-            calls[name] += 1
-            return fn(*args, **kwargs)
-
-        return counted
-
-    for n in names:
-        setattr(cc, n, wrap(n, saved[n]))
-    try:
-        yield calls
-    finally:
-        for n, fn in saved.items():
-            setattr(cc, n, fn)
-
-
-def _host(cp, a):
-    return np.asarray(cp.asnumpy(a)) if hasattr(a, "__cuda_array_interface__") or isinstance(a, np.ndarray) else a
 
 
 # ----------------------------------------------------------------------------- reading a scan
@@ -77,19 +50,16 @@ def _offsets_reference(flags):
 
 
 def _judge_offsets(fn, rng):
-    cp, cc = _libs()
     sizes = [1, 2, int(rng.integers(3, 40)), int(rng.integers(1000, 5000))]
     for i, n in enumerate(sizes):
         flags_h = (rng.random(n) < rng.uniform(0.2, 0.8)).astype(np.int32)
         if i == 0:
             flags_h[:] = 1
         want = np.concatenate(([0], np.cumsum(flags_h)[:-1])).astype(np.int64)
-        flags = cp.asarray(flags_h)
-        with _counting(cc, ("exclusive_scan", "inclusive_scan")) as calls:
-            got = fn(flags)
+        got, calls, _ = observed_call(fn, [flags_h], ("exclusive_scan", "inclusive_scan"))  # results on the host
         if not (isinstance(got, tuple) and len(got) == 2):
             return False, f"compaction_offsets returned {fmt(got)}; return a pair (offsets, count)."
-        offsets, count = _host(cp, got[0]), got[1]
+        offsets, count = got
         if not hasattr(offsets, "shape") or offsets.shape != (n,):
             return False, f"for {n} flags the offsets have shape {getattr(offsets, 'shape', '?')}, expected ({n},)."
         if not np.array_equal(offsets.astype(np.int64), want):
@@ -119,6 +89,7 @@ def _judge_offsets(fn, rng):
 
 
 compaction_offsets = CallExercise(
+    remote_ok=True,  # its judge calls the learner's function through observed_call (judged grading)
     prompt="Write compaction_offsets(flags): flags is a device array of int32 0/1 values; return (offsets, count) "
     "where offsets (an int32 device array) is the exclusive sum-scan of the flags computed with cc.exclusive_scan, "
     "and count (a Python int) is how many flags are 1.",
@@ -141,20 +112,17 @@ def _sort_reference(keys):
 
 
 def _judge_sort(fn, rng):
-    cp, cc = _libs()
     cases = [
         rng.integers(0, 2**32, size=int(rng.integers(1000, 4000)), dtype=np.uint32),
         rng.integers(0, 5, size=int(rng.integers(5, 30)), dtype=np.uint32),  # many ties
         (rng.standard_normal(int(rng.integers(100, 900))) * 100).astype(np.float32),  # negatives too
     ]
     for keys_h in cases:
-        keys = cp.asarray(keys_h)
-        with _counting(cc, ("radix_sort",)) as calls:
-            got = _host(cp, fn(keys))
+        got, calls, (keys_after,) = observed_call(fn, [keys_h], ("radix_sort",))  # results on the host
         want = np.sort(keys_h)[::-1]
         if not hasattr(got, "shape") or got.shape != keys_h.shape:
             return False, f"for {keys_h.size} keys it returned {fmt(got)}; return a device array of the same size."
-        if not np.array_equal(_host(cp, keys), keys_h):
+        if not np.array_equal(keys_after, keys_h):
             return False, "the input keys changed: sort into a new array (d_out_keys), keep d_in_keys as it was."
         if not np.array_equal(got, want):
             if np.array_equal(got, np.sort(keys_h)):
@@ -169,6 +137,7 @@ def _judge_sort(fn, rng):
 
 
 sort_descending = CallExercise(
+    remote_ok=True,
     prompt="Write sort_descending(keys): return a new device array with the keys (uint32 or float32) sorted largest "
     "first, using cc.radix_sort; do not change keys.",
     reference=_sort_reference,
