@@ -59,21 +59,9 @@ def _judged(ex, answer, seed, options):
 
 
 def test_the_judged_notebooks_are_the_ones_docs_grading_names():
-    assert JUDGED == [
-        "nb01",
-        "nb02",
-        "nb03",
-        "nb04",
-        "nb05",
-        "nb06",
-        "nb07",
-        "nb08",
-        "nb09",
-        "nb11",
-        "nb13",
-        "nb14",
-        "nb15",
-    ]
+    # every notebook but 10, whose checks inspect addresses, driver enums and cuda.core objects
+    assert JUDGED == [m for m in MODULES if m != "nb10"]
+    assert len(JUDGED) == 14
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=[ex.id for ex in EXERCISES])
@@ -88,7 +76,7 @@ def test_reference_passes_through_the_judge(ex):
     if isinstance(ex, CudaCExercise):
         assert "nvrtc" in chan.ops  # the student's CUDA C was compiled in their process, not here
     if getattr(ex, "remote_ok", False):
-        assert {"pycuda_call", "device_call"} & set(chan.ops)  # the learner's function ran in the student's process
+        assert {"pycuda_call", "device_call", "call"} & set(chan.ops)  # the function ran in the student's process
 
 
 CASES = [(ex, w) for ex in EXERCISES for w in WRONG[ex.notebook].get(ex.name, [])]

@@ -58,3 +58,37 @@ def observed_call(fn, host_args, count=()):
         return device_call(fn, host_args, count)
     reply = fn.device_call(list(host_args), list(count))
     return reply["result"], {str(k): int(v) for k, v in reply["calls"].items()}, list(reply["args"])
+
+
+def answer_facts(obj) -> dict:
+    """What notebook 12's checks ask of the answer object itself (a ufunc? an @njit with
+    parallel=True?), as plain data: the batch grader's judge reads these for an answer that lives
+    in the student's process."""
+    from .. import _numba
+
+    ufunc = isinstance(obj, np.ufunc) or type(obj).__name__ == "DUFunc"
+    nin = getattr(obj, "nin", None) if ufunc else None
+    return {
+        "type": type(obj).__name__,
+        "ufunc": bool(ufunc),
+        "nin": int(nin) if isinstance(nin, (int, np.integer)) else None,
+        "np_vectorize": isinstance(obj, np.vectorize),
+        "cpu_jit": bool(_numba.is_cpu_jit(obj)),
+        "parallel": bool(_numba.cpu_jit_options(obj).get("parallel")),
+    }
+
+
+def facts_of(fn) -> dict:
+    """answer_facts here, or as the student's process described the answer (exercises/remote.py)."""
+    if getattr(type(fn), "_course_remote", False):
+        return dict(fn._desc.get("facts") or {})
+    return answer_facts(fn)
+
+
+def parfors(fn) -> int:
+    """How many loops Numba made parallel in the answer's compiled versions (after it was called)."""
+    from .. import _numba
+
+    if getattr(type(fn), "_course_remote", False):
+        return int(fn.live_fact("parfor_count"))
+    return _numba.parfor_count(fn)

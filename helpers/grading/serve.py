@@ -75,6 +75,10 @@ def install_stubs(public: dict, record) -> list:
     return stubs
 
 
+# operations on one recorded answer (by its handle)
+_ON_ANSWERS = ("call", "trace", "gpu", "compile", "pipeline", "array_call", "pycuda_call", "device_call", "facts")
+
+
 class Server:
     """Answers the judge's requests about the objects recorded in this process."""
 
@@ -110,6 +114,9 @@ class Server:
             "file": str(getattr(getattr(fn, "__code__", None), "co_filename", "") or ""),
             "pyfunction": inspect.isfunction(fn),
         }
+        from ..exercises.library_calls import answer_facts
+
+        desc["facts"] = answer_facts(obj)  # what a check may ask of the object itself (notebook 12)
         if desc["kind"] == "kernel":
             desc.update(cuda=bool(cuda), configured=bool(py is not None and not cuda))
             desc["device"] = bool(_numba.is_device_function(obj)) if cuda else False
@@ -136,10 +143,7 @@ class Server:
     def handle(self, request: dict) -> dict:
         op = request.get("op")
         obj = self.handles.get(request.get("handle"))
-        if (
-            op in ("call", "trace", "gpu", "compile", "pipeline", "array_call", "pycuda_call", "device_call")
-            and obj is None
-        ):
+        if op in _ON_ANSWERS and obj is None:
             raise LookupError("no such answer")
         args = list(request.get("args") or [])
         if op == "call":
@@ -215,6 +219,10 @@ class Server:
             result, after = call_with_pycuda_kernel(obj, request.get("kernel") or {}, list(request.get("args") or ()))
             kind = None if result is None or isinstance(result, np.ndarray) else type(result).__name__
             return {"result_type": kind, "args": after}
+        if op == "facts":  # facts that change as the answer is used (compiled versions)
+            from .. import _numba
+
+            return {"parfor_count": int(_numba.parfor_count(obj))}
         if op == "device_call":  # notebook 14: the learner's function on device arrays, library calls counted
             from ..exercises.library_calls import device_call
 

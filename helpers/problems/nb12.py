@@ -5,6 +5,7 @@ import numpy as np
 from helpers import _numba
 from helpers.exercises import CallExercise, FunctionExercise, ValueExercise, register
 from helpers.exercises.base import fmt
+from helpers.exercises.library_calls import facts_of, parfors
 
 # ----------------------------------------------------------------------------- parallel=True alone
 
@@ -35,24 +36,21 @@ def _leaky_relu_reference():
     return vectorize(["float32(float32, float32)", "float64(float64, float64)"], target="parallel")(_leaky_relu_scalar)
 
 
-def _is_ufunc(fn) -> bool:
-    return isinstance(fn, np.ufunc) or type(fn).__name__ == "DUFunc"
-
-
 def _judge_leaky_relu(fn, rng):
-    if isinstance(fn, np.vectorize):
+    facts = facts_of(fn)  # read from the object here, or where it lives when the grader judges
+    if facts["np_vectorize"]:
         return False, (
             "np.vectorize is a Python loop in disguise (NumPy's documentation says it is for convenience, not "
             "speed): use numba's @vectorize, which compiles the function into a real ufunc."
         )
-    if not _is_ufunc(fn):
-        what = "an @njit function" if _numba.is_cpu_jit(fn) else f"{type(fn).__name__}"
+    if not facts["ufunc"]:
+        what = "an @njit function" if facts["cpu_jit"] else facts["type"]
         return False, (
             f"leaky_relu is {what}, not a ufunc: decorate the scalar function with "
             '@vectorize(["float32(float32, float32)", "float64(float64, float64)"], target="parallel").'
         )
-    if fn.nin != 2:
-        return False, f"your ufunc takes {fn.nin} input(s); leaky_relu takes two: (x, alpha)."
+    if facts["nin"] != 2:
+        return False, f"your ufunc takes {facts['nin']} input(s); leaky_relu takes two: (x, alpha)."
     for dtype in (np.float32, np.float64):
         x = rng.standard_normal(int(rng.integers(50, 500))).astype(dtype)
         x[:3] = (0.0, -1.0, 2.0)
@@ -78,6 +76,7 @@ def _judge_leaky_relu(fn, rng):
 
 
 leaky_relu = CallExercise(
+    remote_ok=True,  # its judge reads facts_of(fn) and calls fn: both work on a stand-in
     prompt="Make leaky_relu(x, alpha) a compiled ufunc with numba's @vectorize, target='parallel', for float32 and "
     "float64: x where x > 0, else alpha * x.",
     reference=_leaky_relu_reference(),
@@ -118,12 +117,13 @@ def _sum_of_squares_reference():
 def _judge_sum_of_squares(fn, rng):
     if _numba.is_cuda_function(fn):
         return False, "this is a @cuda.jit kernel; this exercise runs on the CPU cores: use @njit(parallel=True)."
-    if not _numba.is_cpu_jit(fn):
+    facts = facts_of(fn)
+    if not facts["cpu_jit"]:
         return False, (
             f"{getattr(fn, '__name__', 'your function')} is a plain Python function: decorate it with "
             "@njit(parallel=True) (from numba import njit, prange)."
         )
-    if not _numba.cpu_jit_options(fn).get("parallel"):
+    if not facts["parallel"]:
         return False, (
             "@njit without parallel=True compiles a serial loop that runs on one core, whatever "
             "numba.get_num_threads() says: write @njit(parallel=True) and loop with prange."
@@ -138,7 +138,7 @@ def _judge_sum_of_squares(fn, rng):
         if abs(float(got) - want) > 1e-9 * max(1.0, abs(want)):
             why = "square each element before adding it." if np.isclose(float(got), x.sum()) else "sum x[i] * x[i]."
             return False, f"for an array of {n} elements it returned {fmt(got)} but should return {fmt(want)}: {why}"
-    loops = _numba.parfor_count(fn)
+    loops = parfors(fn)
     if loops == 0:
         return False, (
             "right numbers, but parallel=True made no loop parallel (parfor count 0): a `for i in range(...)` loop "
@@ -151,6 +151,7 @@ def _judge_sum_of_squares(fn, rng):
 
 
 sum_of_squares = CallExercise(
+    remote_ok=True,
     prompt="Write sum_of_squares(x) = x[0]**2 + x[1]**2 + ... with @njit(parallel=True) and a prange loop, so that "
     "it runs on all the CPU cores.",
     reference=_sum_of_squares_reference(),
