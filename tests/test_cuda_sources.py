@@ -9,8 +9,9 @@ Convention (docs/authoring.md, "CUDA C sources"):
   or names bound to literals, in the call; they are compiled inside the kernel those libraries
   generate (helpers.cuda_c);
 - any other string literal containing ``__global__ void`` is an error: rename it so it gets compiled.
-  (Exercise graders in helpers/problems/ pass the learner's snippet to these calls; the snippets
-  themselves are compiled by the exercise tests.)
+  (Exercise graders in helpers/problems/ and their GPU runners in helpers/exercises/cuda_runners.py
+  pass the learner's snippet to these calls; the snippets themselves are compiled by the exercise
+  tests.)
 
 Scanned: code cells of solutions/ and notebooks/, and helpers/ and bench/ Python files
 (helpers/cuda_c.py builds wrappers from f-strings and is tested through them).
@@ -55,6 +56,9 @@ class Found:
 
 def _strip_magics(src: str) -> str:
     return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in src.splitlines())
+
+
+GRADERS = ("helpers/problems/", "helpers/exercises/cuda_runners.py")
 
 
 def _str(node):
@@ -137,7 +141,8 @@ def find_sources(units: list[tuple[str, str]]) -> list[Found]:
                     allowed.add(id(arg))
                 where = f"{label}: {kind} call at line {node.lineno}"
                 if len(parts) < len(wanted) or any(p is None for p in parts):
-                    if not label.startswith("helpers/problems/"):  # graders call these with the learner's answer
+                    # graders (and their GPU runners) call these with the learner's answer
+                    if not label.startswith(GRADERS):
                         found.append(Found(where, "unresolved"))
                 else:
                     found.append(Found(where, kind, parts=tuple(parts)))
