@@ -384,6 +384,11 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
     traced_args, write_back = [], []
     seen = {}
     for pos, (name, value) in enumerate(zip(params, kargs)):
+        if isinstance(value, list):  # Numba refuses a list argument on a GPU; here it would fail inside the kernel
+            raise LearnerError(
+                f"{name} is a Python list: a kernel takes NumPy arrays (and numbers), so pass "
+                f"np.array({name}, dtype=np.float32) (or the dtype you need)."
+            )
         host = value
         if not isinstance(value, np.ndarray) and hasattr(value, "copy_to_host"):
             host = value.copy_to_host()

@@ -162,8 +162,13 @@ case("trace_giant_grid", r"too many to run one by one on the CPU", ADD + "trace(
 case("trace_0d_array", r"0-dimensional.*at line \d+", ADD + "trace(add, 1, 32, np.array(3.0), b, out)")
 case(
     "trace_nested_list_argument",
-    r"Your kernel raised ValueError.*Fix that line",
+    r"a is a Python list: a kernel takes NumPy arrays \(and numbers\), so pass np.array\(a, dtype=np.float32\)",
     ADD + "trace(add, 1, 32, [[1, 2], [3]], b, out)",
+)
+case(
+    "trace_flat_list_argument",
+    r"a is a Python list: a kernel takes NumPy arrays",
+    ADD + "trace(add, 1, 32, [1.0, 2.0, 3.0], b, out)",
 )
 case(
     "trace_none_arguments",
