@@ -207,27 +207,7 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None, jud
     results.write_bytes(b"")
     key = secrets.token_bytes(32)
     payload = json.dumps({**job, "key": key.hex(), "results": str(results)}).encode() + b"\n"
-    argv = _argv()
-    env = child_env(settings, workdir, gpu)
-    box = settings.sandbox
-    if box is not None:  # the same paths inside: the workdir is bound at its own name, writable
-        argv, env = box.wrap(argv, workdir), box.env(env, workdir)
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=workdir,
-        env=env,
-        start_new_session=True,
-    )
-    with _LOCK:
-        _RUNNING.add(proc)
-    if STOP.is_set():
-        _kill_group(proc)
-    reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
-    reader.start()
+    proc, reader, started = _start(workdir, settings, gpu, attempt)
     try:
         proc.stdin.write(payload)
         proc.stdin.close()
@@ -235,15 +215,9 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None, jud
         pass  # the child died at once; its exit status tells why
     attempt.returncode, attempt.killed, attempt.stuck = _watch(proc, results, key, settings, started)
     _kill_group(proc)
-    attempt.returncode = proc.wait() if attempt.returncode is None else attempt.returncode
-    if box is not None:
-        attempt.returncode = box.returncode(attempt.returncode)
-    with _LOCK:
-        _RUNNING.discard(proc)
-    if STOP.is_set():
-        raise Interrupted("the grader was interrupted")
-    reader.join(timeout=5)  # a grandchild that left the session could hold the pipe: do not wait for it
-    attempt.seconds = time.monotonic() - started
+    if attempt.returncode is None:
+        attempt.returncode = proc.wait()
+    _finish(proc, reader, started, settings, attempt)
     attempt.lines, attempt.forged, attempt.flooded = read_results(results, key)
     return attempt
 
@@ -263,31 +237,11 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
 
     specs, exercises = judge
     read_fd, write_fd = os.pipe()
-    argv, env = _argv(), child_env(settings, workdir, gpu)
-    box = settings.sandbox
-    if box is not None:
-        argv, env = box.wrap(argv, workdir, hide_problems=True), box.env(env, workdir)
-    started = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=workdir,
-            env=env,
-            start_new_session=True,
-            pass_fds=(write_fd,),
-        )
+        proc, reader, started = _start(workdir, settings, gpu, attempt, hide_problems=True, pass_fds=(write_fd,))
     finally:
         os.close(write_fd)
     proc.judge_fd = read_fd
-    with _LOCK:
-        _RUNNING.add(proc)
-    if STOP.is_set():
-        _kill_group(proc)
-    reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
-    reader.start()
     channel = Channel(proc, settings, started, attempt.lines)
     # The child learns which exercises exist and the constants notebooks use; not the answers'
     # expressions, the seeds or anything of an exercise beyond its prompt.
@@ -306,15 +260,47 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
         attempt.returncode = proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         attempt.returncode = None
-    if box is not None:
-        attempt.returncode = box.returncode(attempt.returncode)
+    _finish(proc, reader, started, settings, attempt)
+    return attempt
+
+
+def _start(workdir, settings, gpu, attempt, hide_problems=False, pass_fds=()):
+    """The child process, in its sandbox where there is one, registered for Ctrl-C, its output pumped
+    into ``attempt``: (process, output reader, start time)."""
+    argv, env = _argv(), child_env(settings, workdir, gpu)
+    box = settings.sandbox
+    if box is not None:  # the same paths inside: the workdir is bound at its own name, writable
+        argv, env = box.wrap(argv, workdir, hide_problems=hide_problems), box.env(env, workdir)
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+        env=env,
+        start_new_session=True,
+        pass_fds=pass_fds,
+    )
+    with _LOCK:
+        _RUNNING.add(proc)
+    if STOP.is_set():
+        _kill_group(proc)
+    reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
+    reader.start()
+    return proc, reader, started
+
+
+def _finish(proc, reader, started, settings, attempt):
+    """After the child is gone: its exit status as the sandbox reports it, unregistered, output read."""
+    if settings.sandbox is not None:
+        attempt.returncode = settings.sandbox.returncode(attempt.returncode)
     with _LOCK:
         _RUNNING.discard(proc)
     if STOP.is_set():
         raise Interrupted("the grader was interrupted")
-    reader.join(timeout=5)
+    reader.join(timeout=5)  # a grandchild that left the session could hold the pipe: do not wait for it
     attempt.seconds = time.monotonic() - started
-    return attempt
 
 
 WATCH_CHUNK = 8 << 20  # bytes of the results file the watchdog reads per look
