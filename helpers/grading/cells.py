@@ -73,6 +73,24 @@ def signer(path, key):
     return emit
 
 
+def jsonable(metrics) -> dict:
+    """A result's metrics as JSON can keep them (anything else as text; {} if even that fails)."""
+    try:
+        return json.loads(json.dumps(dict(metrics or {}), default=str))
+    except (TypeError, ValueError):
+        return {}
+
+
+_HELPERS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def course_code(path: str, name: str) -> str | None:
+    """'the course's own code (name from helpers/...)' when ``path`` is a file of helpers/, else None."""
+    if not path.startswith(_HELPERS_DIR):
+        return None
+    return f"the course's own code ({name} from {os.path.relpath(path, os.path.dirname(_HELPERS_DIR.rstrip(os.sep)))})"
+
+
 def short(text, n=MAX_MESSAGE):
     text = str(text)
     return text if len(text) <= n else text[: n - 1] + "…"

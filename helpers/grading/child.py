@@ -30,8 +30,10 @@ from .cells import (
     GPU_POISONED,
     CellTimeout,
     Shell,
+    course_code,
     describe_exception,
     gpu_context_broken,
+    jsonable,
     limits,
     plain,
     poisons_gpu,
@@ -60,14 +62,12 @@ class Runner:
     def bootstrap(self):
         import numpy as np
 
-        import helpers
         from helpers import _numba, env
         from helpers import exercises as E
 
         EXACT.update(t for t in set(np.sctypeDict.values()) if isinstance(t, type))
         EXACT.add(np.ndarray)
         self.np, self.E, self._numba, self.env = np, E, _numba, env
-        self.helpers_dir = os.path.dirname(os.path.abspath(helpers.__file__)) + os.sep
         self.specs, self.exercises, self.by_object = {}, {}, {}
         for spec in self.job["exercises"]:
             self.specs[spec["id"]] = spec
@@ -392,7 +392,7 @@ class Runner:
             "seed": result.seed,
             "points": float(result.points),
             "max_points": float(result.max_points),
-            "metrics": self._jsonable(result.metrics),
+            "metrics": jsonable(result.metrics),
         }
         if result.picture is not None and self.job.get("pictures"):
             path = os.path.join(self.job["pictures"], f"{ex_id}.png")
@@ -407,14 +407,10 @@ class Runner:
         return getattr(ex, "points", 1.0)
 
     def _foreign(self, answer):
-        """'a function from the course's helpers (...)' when the answer was not written in the notebook."""
+        """'the course's own code (...)' when the answer was not written in the notebook."""
         fn = self._numba.python_function(answer) or (answer if isinstance(answer, types.FunctionType) else None)
-        code = getattr(fn, "__code__", None)
-        path = getattr(code, "co_filename", "") or ""
-        if path.startswith(self.helpers_dir):
-            rel = os.path.relpath(path, os.path.dirname(self.helpers_dir.rstrip(os.sep)))
-            return f"the course's own code ({getattr(fn, '__qualname__', '?')} from {rel})"
-        return None
+        path = getattr(getattr(fn, "__code__", None), "co_filename", "") or ""
+        return course_code(path, getattr(fn, "__qualname__", "?"))
 
     def _sanitise(self, ex, answer):
         E = self.E
@@ -428,13 +424,6 @@ class Runner:
 
             return plain_result
         return answer
-
-    @staticmethod
-    def _jsonable(metrics):
-        try:
-            return json.loads(json.dumps(dict(metrics or {}), default=str))
-        except (TypeError, ValueError):
-            return {}
 
     def grade_rest(self):
         """Exercises never checked by the student: their answers from the final namespace."""

@@ -23,6 +23,7 @@ import time
 from .. import _elsewhere, _wire
 from ..exercises import remote
 from ..exercises.base import MISSING
+from .cells import course_code, jsonable, short
 
 MAX_LINE = 64 << 20  # one message: arrays of a few million elements travel in one
 MAX_TOTAL = 512 << 20  # everything one child may send
@@ -299,11 +300,11 @@ class Judge:
         out = {
             **row,
             "status": str(result.status),
-            "message": _short(result.message),
+            "message": short(result.message),
             "seed": result.seed,
             "points": float(result.points),
             "max_points": float(result.max_points),
-            "metrics": _jsonable(result.metrics),
+            "metrics": jsonable(result.metrics),
         }
         if result.picture is not None and self.pictures:
             path = os.path.join(self.pictures, f"{ex_id}.png")
@@ -336,24 +337,6 @@ def _event(msg: dict) -> dict:
 
 def _foreign(answer) -> str | None:
     """The course's own code handed in as an answer (possible only where the files are readable)."""
-    fn = answer if isinstance(answer, remote.RemoteFunction) else None
-    path = fn.course_file if fn is not None else ""
-    helpers_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    if path.startswith(helpers_dir):
-        rel = os.path.relpath(path, os.path.dirname(helpers_dir.rstrip(os.sep)))
-        return f"the course's own code ({fn.__qualname__} from {rel})"
-    return None
-
-
-def _short(text, n=2000):
-    text = str(text)
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _jsonable(metrics):
-    import json
-
-    try:
-        return json.loads(json.dumps(dict(metrics or {}), default=str))
-    except (TypeError, ValueError):
-        return {}
+    if not isinstance(answer, remote.RemoteFunction):
+        return None
+    return course_code(answer.course_file, answer.__qualname__)
