@@ -91,6 +91,22 @@ def course_code(path: str, name: str) -> str | None:
     return f"the course's own code ({name} from {os.path.relpath(path, os.path.dirname(_HELPERS_DIR.rstrip(os.sep)))})"
 
 
+def unread_answer(ex_id, expr, points, missing: bool, why: str) -> dict:
+    """The result row of an exercise never checked whose answer expression could not be evaluated at
+    the end of the notebook: not attempted when the name is gone, else an error saying why."""
+    return {
+        "type": "result",
+        "exercise": ex_id,
+        "status": "not_attempted" if missing else "error",
+        "max_points": float(points),
+        "message": (
+            f"no answer found: the notebook never defines `{expr}` (was the cell that defines it deleted or renamed?)."
+            if missing
+            else f"the answer `{expr}` could not be read: {why}."
+        ),
+    }
+
+
 def short(text, n=MAX_MESSAGE):
     text = str(text)
     return text if len(text) <= n else text[: n - 1] + "…"

@@ -41,6 +41,7 @@ from .cells import (
     signer,
     timed,
     transform,
+    unread_answer,
 )
 from .devices import describe as describe_device
 
@@ -439,21 +440,9 @@ class Runner:
                     lambda: eval(compile(spec["answer"], "<answer>", "eval"), self.ns), self.cell_timeout
                 )
                 if exc is not None:
-                    missing = isinstance(exc, NameError)
-                    self.emit(
-                        {
-                            "type": "result",
-                            "exercise": ex_id,
-                            "status": "not_attempted" if missing else "error",
-                            "max_points": float(self.integrity_points(self.exercises[ex_id])),
-                            "message": (
-                                f"no answer found: the notebook never defines `{spec['answer']}` (was the cell "
-                                "that defines it deleted or renamed?)."
-                                if missing
-                                else f"the answer `{spec['answer']}` could not be read: {describe_exception(exc)}."
-                            ),
-                        }
-                    )
+                    points = self.integrity_points(self.exercises[ex_id])
+                    missing, why = isinstance(exc, NameError), describe_exception(exc)
+                    self.emit(unread_answer(ex_id, spec["answer"], points, missing, why))
                     self.graded.add(ex_id)
                     continue
             options = {}

@@ -23,7 +23,7 @@ import time
 from .. import _elsewhere, _wire
 from ..exercises import remote
 from ..exercises.base import MISSING
-from .cells import course_code, jsonable, short
+from .cells import course_code, jsonable, short, unread_answer
 
 MAX_LINE = 64 << 20  # one message: arrays of a few million elements travel in one
 MAX_TOTAL = 512 << 20  # everything one child may send
@@ -246,21 +246,9 @@ class Judge:
             if not isinstance(got, dict):
                 got = {"error": "the answer could not be read"}
             if got.get("error"):
-                missing = got.get("missing")
-                lines.append(
-                    {
-                        "type": "result",
-                        "exercise": ex_id,
-                        "status": "not_attempted" if missing else "error",
-                        "max_points": float(getattr(self.exercises[ex_id], "points", 1.0)),
-                        "message": (
-                            f"no answer found: the notebook never defines `{spec['answer']}` (was the cell "
-                            "that defines it deleted or renamed?)."
-                            if missing
-                            else f"the answer `{spec['answer']}` could not be read: {str(got['error'])[:300]}."
-                        ),
-                    }
-                )
+                points = getattr(self.exercises[ex_id], "points", 1.0)
+                why = str(got["error"])[:300]
+                lines.append(unread_answer(ex_id, spec["answer"], points, bool(got.get("missing")), why))
                 self.graded.add(ex_id)
                 continue
             self.grade_one(
