@@ -16,6 +16,11 @@ import contextvars
 _CHANNEL = contextvars.ContextVar("course_judging_channel", default=None)
 
 
+def is_remote(obj) -> bool:
+    """True for a stand-in for an answer that lives in the student's process (exercises/remote.py)."""
+    return bool(getattr(type(obj), "_course_remote", False))
+
+
 def channel():
     """The student's process to send work to, or None (run it here)."""
     return _CHANNEL.get()

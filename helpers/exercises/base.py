@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _numba
+from .. import _elsewhere, _numba
 from ..errors import CourseError, shown
 from ..tracer.watchdog import HELPERS, LIBRARIES, describe_function, line_text, watchdog
 from . import progress as _progress
@@ -63,7 +63,7 @@ def not_attempted(answer) -> bool:
 def _source_text(fn) -> str | None:
     """The dedented source of a function, or None. A function living in the student's process
     (exercises/remote.py) brings its source along, read there."""
-    if hasattr(type(fn), "_course_remote"):
+    if _elsewhere.is_remote(fn):
         src = fn.course_source
         return textwrap.dedent(src) if isinstance(src, str) else None
     try:

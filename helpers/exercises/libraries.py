@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import cuda_c, env
+from .. import _elsewhere, cuda_c, env
 from .base import Exercise, source
 
 _allclose = np.allclose
@@ -97,7 +97,7 @@ class ArrayExercise(_FunctionAnswer):
             import cupy as xp
         else:
             xp = np
-        remote = getattr(type(fn), "_course_remote", False)  # judged: fn lives in the student's process
+        remote = _elsewhere.is_remote(fn)  # judged: fn lives in the student's process
         for trial in range(self.trials):
             inputs = self.make_inputs(rng)
             want = np.asarray(self.reference(np, *inputs))

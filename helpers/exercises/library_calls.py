@@ -11,6 +11,8 @@ import contextlib
 
 import numpy as np
 
+from .._elsewhere import is_remote
+
 
 @contextlib.contextmanager
 def counting(module, names):
@@ -54,7 +56,7 @@ def device_call(fn, host_args, count=()):
 
 def observed_call(fn, host_args, count=()):
     """device_call here, or in the student's process for a stand-in (exercises/remote.py)."""
-    if not getattr(type(fn), "_course_remote", False):
+    if not is_remote(fn):
         return device_call(fn, host_args, count)
     reply = fn.device_call(list(host_args), list(count))
     return reply["result"], {str(k): int(v) for k, v in reply["calls"].items()}, list(reply["args"])
@@ -80,7 +82,7 @@ def answer_facts(obj) -> dict:
 
 def facts_of(fn) -> dict:
     """answer_facts here, or as the student's process described the answer (exercises/remote.py)."""
-    if getattr(type(fn), "_course_remote", False):
+    if is_remote(fn):
         return dict(fn._desc.get("facts") or {})
     return answer_facts(fn)
 
@@ -89,6 +91,6 @@ def parfors(fn) -> int:
     """How many loops Numba made parallel in the answer's compiled versions (after it was called)."""
     from .. import _numba
 
-    if getattr(type(fn), "_course_remote", False):
+    if is_remote(fn):
         return int(fn.live_fact("parfor_count"))
     return _numba.parfor_count(fn)

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import _numba
+from .. import _elsewhere, _numba
 from ..errors import CourseError, LearnerError
 from .base import Exercise, fmt_pair
 from .launch import validate_launch
@@ -124,7 +124,7 @@ class _DeviceResult:
 
 def _observed(fn, kernel, x):
     """observe() here, or in the student's process for a stand-in (exercises/remote.py)."""
-    if not getattr(type(fn), "_course_remote", False):
+    if not _elsewhere.is_remote(fn):
         return observe(fn, kernel, x)
     reply = fn.pipeline(kernel_source(kernel), x)
     x[...] = reply["x"]  # the learner's function may have changed its input there

@@ -20,6 +20,7 @@ import io
 
 import numpy as np
 
+from .. import _elsewhere
 from ..errors import CourseError
 
 
@@ -279,5 +280,4 @@ def answer_from(channel, desc):
     return Opaque(str(desc.get("type") or "object"), str(desc.get("text") or ""))
 
 
-def is_remote(obj) -> bool:
-    return bool(getattr(type(obj), "_course_remote", False))
+is_remote = _elsewhere.is_remote

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 
+from helpers._elsewhere import is_remote
 from helpers.exercises import FunctionExercise, ValueExercise, register
 from helpers.exercises.cuda_runners import LINCOMB_ARGS, pycuda_kernel, run_axpby, run_lincomb
 from helpers.exercises.libraries import CallExercise, CudaCExercise
@@ -186,7 +187,7 @@ def _double_in_place_reference(twice, x):
 
 def _judge_in_out(fn, rng):
     kernel = {"source": _twice_src, "name": "twice"}
-    remote = getattr(type(fn), "_course_remote", False)  # judged: fn runs in the student's process
+    remote = is_remote(fn)  # judged: fn runs in the student's process
     twice = None if remote else pycuda_kernel(_twice_src, "twice")
     for n in (int(rng.integers(300, 700)), 256, int(rng.integers(1, 40))):
         x = rng.uniform(-10, 10, n).astype(np.float32)
