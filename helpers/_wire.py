@@ -19,6 +19,9 @@ MAX_DEPTH = 32
 MAX_ITEMS = 1_000_000  # elements of containers in one message
 _KINDS = "biufc"  # bool, int, uint, float, complex: the dtypes arrays and scalars may have
 _MODULES = ("numpy", "cupy")  # a module passed as an argument (``fn(xp, ...)``) travels by name
+# cuda.bindings result codes travel by class and member name, so ``err.name`` still works there
+# (notebook 10 hands a learner's check_result an ``(err, *values)`` tuple); only these modules' classes
+_ENUM_MODULES = ("cuda.bindings.driver", "cuda.bindings.runtime", "cuda.bindings.nvrtc")
 
 
 class WireError(ValueError):
@@ -38,6 +41,12 @@ class Opaque:
 
     def __repr__(self):
         return self.text or f"<a {self.name} object>"
+
+
+def type_name(x) -> str:
+    """The name of ``x``'s type, or of the type it had before crossing as an ``Opaque``: a check's
+    sentence ("return bytes, not ObjectCode") reads the same for a stand-in's result."""
+    return x.name if isinstance(x, Opaque) else type(x).__name__
 
 
 class Interface:
@@ -67,6 +76,8 @@ def encode(x, depth: int = 0, budget: list | None = None):
         return {"$ellipsis": 1}
     if isinstance(x, bool):
         return bool(x)
+    if type(x).__module__ in _ENUM_MODULES and isinstance(getattr(x, "name", None), str):
+        return {"$enum": f"{type(x).__module__}:{type(x).__name__}", "name": x.name}
     if isinstance(x, np.ndarray):
         return _array(x)
     if isinstance(x, np.generic):
@@ -102,6 +113,10 @@ def encode(x, depth: int = 0, budget: list | None = None):
             return _array(np.asarray(x.get()), device=True)
         except Exception:  # noqa: BLE001 - a broken device array is no value
             pass
+    if str(type(x).__module__).startswith("cuda."):
+        # no repr: without a driver, cuda.core 1.2's ObjectCode.__repr__ loads the module, fails, and
+        # leaves cuda.bindings' driver-loading lock held, so the process's next driver call hangs
+        return {"$opaque": type(x).__name__, "text": f"<a {type(x).__name__} object>"}
     try:
         text = repr(x)
     except Exception:  # noqa: BLE001 - a student's __repr__ may raise
@@ -180,12 +195,31 @@ def decode(x, depth: int = 0, modules: dict | None = None):
         return __import__(name)
     if "$opaque" in x:
         return Opaque(x["$opaque"], x.get("text", ""))
+    if "$enum" in x:
+        return _enum(str(x["$enum"]), str(x.get("name")))
     if "$cai" in x:
         cai = decode(x["$cai"], depth + 1, modules)
         if not isinstance(cai, dict):
             raise WireError("an interface that is not a dict")
         return Interface(cai)
     raise WireError(f"unknown tag {sorted(x)[:3]}")
+
+
+def _enum(where: str, name: str):
+    """The member ``name`` of a cuda.bindings result-code class, looked up, never built."""
+    import importlib
+
+    module, _, cls_name = where.partition(":")
+    if module not in _ENUM_MODULES or not cls_name.isidentifier() or not name.isidentifier():
+        raise WireError(f"enum {where!r} cannot be passed")
+    try:
+        cls = getattr(importlib.import_module(module), cls_name)
+        member = getattr(cls, name)
+    except (ImportError, AttributeError):
+        raise WireError(f"no enum member {cls_name}.{name}") from None
+    if not isinstance(cls, type) or type(member) is not cls:
+        raise WireError(f"{cls_name}.{name} is not an enum member")
+    return member
 
 
 def _dtype(s) -> np.dtype:

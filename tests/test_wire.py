@@ -126,3 +126,59 @@ def test_an_interface_only_object_keeps_its_interface():
     got = roundtrip(FakeDeviceArray((2, 3), "<f4", (12, 4)))
     assert got.__cuda_array_interface__["strides"] == (12, 4)
     assert got.__cuda_array_interface__["shape"] == (2, 3)
+
+
+def test_cuda_bindings_result_codes_cross_as_themselves():
+    # notebook 10's check_result reads err.name: an enum that crossed as a bare int had none
+    from cuda.bindings import driver, nvrtc
+
+    err = driver.CUresult.CUDA_ERROR_INVALID_VALUE
+    got = roundtrip((err, nvrtc.nvrtcResult.NVRTC_SUCCESS, 13))
+    assert type(got[0]) is driver.CUresult and got[0].name == "CUDA_ERROR_INVALID_VALUE"
+    assert type(got[1]) is nvrtc.nvrtcResult and int(got[1]) == 0
+    assert got[2] == 13 and type(got[2]) is int
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"$enum": "os:system", "name": "x"},  # a module outside cuda.bindings
+        {"$enum": "cuda.bindings.driver:CUresult", "name": "__class__"},  # an attribute, not a member
+        {"$enum": "cuda.bindings.driver:cuInit", "name": "x"},  # a function, not an enum class
+        {"$enum": "cuda.bindings.driver:CUresult", "name": "NO_SUCH_CODE"},
+    ],
+)
+def test_enum_tags_only_name_members_of_cuda_bindings_classes(message):
+    with pytest.raises(_wire.WireError):
+        _wire.decode(message)
+
+
+def test_an_opaque_object_keeps_the_name_of_its_type():
+    class ObjectCode:
+        pass
+
+    got = roundtrip(ObjectCode())
+    assert _wire.type_name(got) == "ObjectCode" and _wire.type_name(b"x") == "bytes"
+
+
+def test_a_cuda_core_object_crosses_without_its_repr():
+    # without a driver, cuda.core's ObjectCode.__repr__ fails with cuda.bindings' driver lock held:
+    # an encode that called it made the process's next compile("ptx") hang (notebook 10's to_cubin)
+    import threading
+
+    from cuda.core import Program, ProgramOptions
+
+    src = 'extern "C" __global__ void f() {}'
+    code = Program(src, code_type="c++", options=ProgramOptions(arch="sm_80")).compile("cubin")
+    assert _wire.type_name(roundtrip(code)) == "ObjectCode"
+
+    def compile_ptx():
+        try:
+            Program(src, code_type="c++", options=ProgramOptions(arch="sm_80")).compile("ptx")
+        except Exception:  # noqa: BLE001, S110 - no driver in CPU mode: an error is fine, a hang is not
+            pass
+
+    t = threading.Thread(target=compile_ptx, daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive()

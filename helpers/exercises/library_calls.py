@@ -1,13 +1,17 @@
-"""Call a learner's function on device arrays and watch which library algorithms it used.
+"""Call a learner's function where what it is handed, or what it returns, only makes sense in
+the process it runs in, and bring back host data.
 
-Why a module of its own: notebook 14's checks hand the learner's function device arrays and
-count its calls to ``cuda.compute``; in the batch grader's judged mode that must happen in the
-student's process, which cannot read ``helpers/problems``. What comes back is host data.
+Why a module of its own: some checks hand the learner's function device arrays and count its
+calls to ``cuda.compute`` (notebook 14), read the host memory its returned addresses point at,
+or hand it a cuda.core stream and kernel (notebook 10). In the batch grader's judged mode that
+must happen in the student's process, which cannot read ``helpers/problems``; the judge then
+compares what comes back. Each ``*_call`` here runs the same code on either side.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 
 import numpy as np
 
@@ -94,3 +98,74 @@ def parfors(fn) -> int:
     if is_remote(fn):
         return int(fn.live_fact("parfor_count"))
     return _numba.parfor_count(fn)
+
+
+# ----------------------------------------------------------------------------- host memory (notebook 10)
+
+
+def memory_regions(obj) -> list:
+    """(start, end) addresses of the memory that ``obj`` keeps alive: NumPy arrays and ctypes
+    objects (ctypes.c_float(x) holds a value just as np.array([x], np.float32) does), in lists and tuples."""
+    if isinstance(obj, np.ndarray):
+        return [(obj.ctypes.data, obj.ctypes.data + obj.nbytes)]
+    if isinstance(obj, (ctypes._SimpleCData, ctypes.Array, ctypes.Structure, ctypes.Union)):
+        return [(ctypes.addressof(obj), ctypes.addressof(obj) + ctypes.sizeof(obj))]
+    if isinstance(obj, (list, tuple)):
+        return [r for o in list(obj)[:10_000] for r in memory_regions(o)]
+    return []
+
+
+def storage_call(fn, args, sizes):
+    """``fn(*args)`` for a function that returns ``(addresses, storage)``: (what it returned; the
+    regions ``storage`` keeps alive; for each address, the ``sizes[j]`` bytes there when they lie
+    inside one region, else None). Memory is read only inside a region, so a wrong address is a
+    sentence, never a crash, and the bytes are read while ``storage`` is still alive."""
+    out = fn(*args)
+    regions, reads = [], []
+    if isinstance(out, tuple) and len(out) == 2:
+        regions = memory_regions(out[1])
+        params = out[0]
+        if isinstance(params, np.ndarray) and params.dtype == np.uint64 and params.ndim == 1:
+            for addr, size in zip(params.tolist(), sizes):
+                inside = any(lo <= addr and addr + int(size) <= hi for lo, hi in regions)
+                reads.append(ctypes.string_at(addr, int(size)) if inside else None)
+    return out, regions, reads
+
+
+def observed_storage_call(fn, args, sizes):
+    """storage_call here, or in the student's process for a stand-in (exercises/remote.py)."""
+    if not is_remote(fn):
+        return storage_call(fn, args, sizes)
+    reply = fn.storage_call(list(args), [int(s) for s in sizes])
+    regions = [(int(lo), int(hi)) for lo, hi in reply["regions"]]
+    reads = [bytes(r) if isinstance(r, bytes) else None for r in reply["reads"]]
+    return reply["value"], regions, reads
+
+
+# ----------------------------------------------------------------------------- cuda.core launches (notebook 10)
+
+
+def core_launch_call(fn, kernel: dict, arrays, extra=()):
+    """``fn(stream, kernel, *device arrays, *extra)`` with a cuda.core stream and the course's kernel
+    compiled here from ``kernel`` (its source and name): the arrays afterwards, on the host."""
+    from ..standins import library
+
+    core, cp = library("cuda.core"), library("cupy")
+    dev = core.Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    program = core.Program(str(kernel["source"]), code_type="c++", options=core.ProgramOptions(arch=f"sm_{dev.arch}"))
+    compiled = program.compile("cubin").get_kernel(str(kernel["name"]))
+    on_device = [cp.asarray(np.asarray(a)) for a in arrays]
+    dev.sync()
+    fn(stream, compiled, *on_device, *extra)
+    stream.sync()
+    return [np.asarray(cp.asnumpy(a)) for a in on_device]
+
+
+def observed_core_launch(fn, kernel: dict, arrays, extra=()):
+    """core_launch_call here, or in the student's process for a stand-in (exercises/remote.py)."""
+    if not is_remote(fn):
+        return core_launch_call(fn, kernel, arrays, extra)
+    reply = fn.core_launch(dict(kernel), list(arrays), list(extra))
+    return list(reply["arrays"])

@@ -35,10 +35,24 @@ def raised(error: dict) -> BaseException:
     name = str(error.get("type") or "Exception")[:60]
     message = str(error.get("message") or "")[:1500]
     if error.get("course"):  # LearnerError, KernelError, TookTooLong...: the sentence is ours already
-        return CourseError(message)
-    if not name.isidentifier():
-        name = "Exception"
-    return type(name, (Exception,), {"__module__": "builtins"})(message)
+        exc = CourseError(message)
+    else:
+        if not name.isidentifier():
+            name = "Exception"
+        exc = type(name, (Exception,), {"__module__": "builtins"})(message)
+    frames = error.get("frames")
+    exc.course_frames = tuple(str(f)[:80] for f in frames[-40:]) if isinstance(frames, list) else ()
+    return exc
+
+
+def frames_of(exc: BaseException) -> tuple:
+    """The names of the functions an exception passed through, here or (for one rebuilt by
+    ``raised``) in the student's process: a check may tell errors apart by where they came from."""
+    names, tb = [], exc.__traceback__
+    while tb is not None:
+        names.append(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    return tuple(getattr(exc, "course_frames", ())) + tuple(names)
 
 
 _KINDS = {
@@ -135,6 +149,32 @@ class RemoteFunction:
         reply = self._channel.request("device_call", handle=self._handle, args=list(host_args), count=list(count))
         if not isinstance(reply, dict) or not {"result", "calls", "args"} <= set(reply):
             raise RemoteFailure("the grading process answered a device call without its counts")
+        return reply
+
+    def storage_call(self, args: list, sizes: list):
+        """``fn(*args)`` there, returning (addresses, storage): the regions and bytes read there
+        (exercises/library_calls.py)."""
+        reply = self._channel.request("storage_call", handle=self._handle, args=list(args), sizes=list(sizes))
+        if (
+            not isinstance(reply, dict)
+            or not {"value", "regions", "reads"} <= set(reply)
+            or not isinstance(reply["regions"], list)
+            or not all(isinstance(r, (list, tuple)) and len(r) == 2 for r in reply["regions"])
+            or not isinstance(reply["reads"], list)
+        ):
+            raise RemoteFailure("the grading process answered a storage call without its memory")
+        return reply
+
+    def core_launch(self, kernel: dict, arrays: list, extra: list):
+        """``fn(stream, kernel, *device arrays, *extra)`` there with cuda.core (exercises/library_calls.py)."""
+        reply = self._channel.request("core_launch", handle=self._handle, kernel=kernel, args=list(arrays), extra=extra)
+        got = reply.get("arrays") if isinstance(reply, dict) else None
+        if (
+            not isinstance(got, list)
+            or len(got) != len(arrays)
+            or not all(isinstance(g, np.ndarray) and g.shape == np.shape(a) for g, a in zip(got, arrays))
+        ):
+            raise RemoteFailure("the grading process answered a cuda.core launch without its arrays")
         return reply
 
     def pipeline(self, kernel: dict, x):

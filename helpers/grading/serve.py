@@ -76,7 +76,19 @@ def install_stubs(public: dict, record) -> list:
 
 
 # operations on one recorded answer (by its handle)
-_ON_ANSWERS = ("call", "trace", "gpu", "compile", "pipeline", "array_call", "pycuda_call", "device_call", "facts")
+_ON_ANSWERS = (
+    "call",
+    "trace",
+    "gpu",
+    "compile",
+    "pipeline",
+    "array_call",
+    "pycuda_call",
+    "device_call",
+    "facts",
+    "storage_call",
+    "core_launch",
+)
 
 
 class Server:
@@ -228,6 +240,17 @@ class Server:
 
             got, calls, after = device_call(obj, list(request.get("args") or ()), list(request.get("count") or ()))
             return {"result": got, "calls": calls, "args": after}
+        if op == "storage_call":  # notebook 10: addresses into memory only this process has
+            from ..exercises.library_calls import storage_call
+
+            sizes = [int(v) for v in request.get("sizes") or ()][: len(args)]
+            value, regions, reads = storage_call(obj, args, sizes)
+            return {"value": value, "regions": [[int(lo), int(hi)] for lo, hi in regions], "reads": reads}
+        if op == "core_launch":  # notebook 10: a cuda.core stream, kernel and device arrays made here
+            from ..exercises.library_calls import core_launch_call
+
+            extra = list(request.get("extra") or ())
+            return {"arrays": core_launch_call(obj, request.get("kernel") or {}, args, extra)}
         if op == "array_call":  # an ArrayExercise: xp chosen here, the inputs made xp arrays here
             if self.on_gpu:
                 import cupy as xp
@@ -286,8 +309,13 @@ def _plain_field(v):
 def error_reply(exc: BaseException) -> dict:
     from ..errors import CourseError
 
+    frames, tb = [], exc.__traceback__
+    while tb is not None and len(frames) < 200:  # the functions it passed through, by name only
+        frames.append(str(tb.tb_frame.f_code.co_name)[:80])
+        tb = tb.tb_next
     return {
         "type": type(exc).__name__,
         "message": str(exc)[:1500],
         "course": isinstance(exc, CourseError),
+        "frames": frames[-40:],
     }

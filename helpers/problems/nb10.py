@@ -4,13 +4,13 @@ All three checks run for real on the CPU: NVRTC compiles without a GPU, and argu
 is plain host memory read back through ctypes.
 """
 
-import ctypes
-
 import numpy as np
 
-from helpers import cuda_c
+from helpers import _wire, cuda_c
 from helpers.exercises import register
 from helpers.exercises.libraries import CallExercise
+from helpers.exercises.library_calls import observed_core_launch, observed_storage_call
+from helpers.exercises.remote import frames_of
 
 # ----------------------------------------------------------------------------- check()
 
@@ -66,6 +66,7 @@ check_result = CallExercise(
         "error (err.name) when int(err) != 0; otherwise return None, the single value, or a tuple of the values."
     ),
     reference=_check,
+    remote_ok=True,  # judged grading: its judge only calls fn (enums and exception origins cross the wire)
     judge=_judge_check,
     hints=(
         "err, *values = result splits the tuple.",
@@ -82,16 +83,13 @@ def _kernel_params(*args):
     return params, storage
 
 
-def _regions_in(obj):
-    """(start, end) addresses of the memory that `storage` keeps alive: NumPy arrays and ctypes
-    objects (ctypes.c_float(x) holds a value just as np.array([x], np.float32) does)."""
-    if isinstance(obj, np.ndarray):
-        return [(obj.ctypes.data, obj.ctypes.data + obj.nbytes)]
-    if isinstance(obj, (ctypes._SimpleCData, ctypes.Array, ctypes.Structure, ctypes.Union)):
-        return [(ctypes.addressof(obj), ctypes.addressof(obj) + ctypes.sizeof(obj))]
-    if isinstance(obj, (list, tuple)):
-        return [r for o in obj for r in _regions_in(o)]
-    return []
+def _what(params) -> str:
+    """What params is, without its addresses (they differ from run to run)."""
+    if isinstance(params, np.ndarray):
+        return f"a {params.dtype} array of shape {params.shape}"
+    if isinstance(params, (list, tuple)):
+        return f"a {type(params).__name__} of {len(params)} items"
+    return f"a {_wire.type_name(params)}"
 
 
 def _judge_params(fn, rng):
@@ -101,16 +99,17 @@ def _judge_params(fn, rng):
         np.int32(rng.integers(1, 10**6)),
         np.float64(rng.uniform(0.5, 3)),
     )
-    out = fn(*args)
+    # called where the storage lives (the student's process, when the grader judges): the bytes at
+    # each address come back, read only inside the storage it returned
+    out, regions, reads = observed_storage_call(fn, args, [a.dtype.itemsize for a in args])
     if not (isinstance(out, tuple) and len(out) == 2):
         return False, "return two things: (params, storage) — the address array and the objects that hold the values."
-    params, storage = out
+    params = out[0]
     if not isinstance(params, np.ndarray) or params.dtype != np.uint64 or params.shape != (len(args),):
         return (
             False,
-            f"params must be a NumPy uint64 array with one address per argument ({len(args)}), got {params!r}.",
+            f"params must be a NumPy uint64 array with one address per argument ({len(args)}), got {_what(params)}.",
         )
-    regions = _regions_in(storage)
     for j, (addr, value) in enumerate(zip(params.tolist(), args)):
         size = value.dtype.itemsize
         if not any(lo <= addr and addr + size <= hi for lo, hi in regions):
@@ -129,7 +128,9 @@ def _judge_params(fn, rng):
                 f"params[{j}] = {addr:#x} does not point into anything you returned as storage: return the objects "
                 "that hold the values (NumPy arrays or ctypes values) as storage."
             )
-        raw = ctypes.string_at(addr, size)
+        raw = reads[j] if j < len(reads) else None
+        if raw is None:  # inside its storage, yet not read back: only a broken student's process says so
+            return False, f"params[{j}] could not be read back from your storage."
         if raw != value.tobytes():
             return False, (
                 f"params[{j}] points at bytes {raw.hex()} but argument {j} is {value!r} ({value.dtype}, "
@@ -143,6 +144,7 @@ kernel_params = CallExercise(
     "np.float32, np.int32...). Return (params, storage): params is a uint64 array of the ADDRESSES of the values, "
     "storage the NumPy arrays (or ctypes values) holding them (they must outlive the launch).",
     reference=_kernel_params,
+    remote_ok=True,  # judged grading: its judge works on a stand-in (exercises/library_calls.py)
     judge=_judge_params,
     hints=(
         "np.array([a], dtype=a.dtype) stores one value in memory you can point to; .ctypes.data is its address.",
@@ -172,12 +174,7 @@ def _compiled_to_ptx_without_driver(exc: BaseException) -> bool:
     mode a learner who compiles to PTX gets a missing-driver error instead of PTX text, so the PTX message
     below must be given for that error too.
     """
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_name.rsplit(".", 1)[-1] == "_can_load_generated_ptx":
-            return True
-        tb = tb.tb_next
-    return False
+    return any(name.rsplit(".", 1)[-1] == "_can_load_generated_ptx" for name in frames_of(exc))
 
 
 _PTX = 'to_cubin(src, "{arch}") {what}: compile("cubin") gives the binary.'
@@ -195,7 +192,7 @@ def _judge_cubin(fn, rng):
         if isinstance(out, str) or (isinstance(out, (bytes, bytearray)) and bytes(out[:20]).lstrip().startswith(b"//")):
             return False, _PTX.format(arch=arch, what="returned PTX text")
         if not isinstance(out, (bytes, bytearray)):
-            return False, f"return bytes (ObjectCode.code), not {type(out).__name__}."
+            return False, f"return bytes (ObjectCode.code), not {_wire.type_name(out)}."
         if bytes(out[:4]) != b"\x7fELF":
             return False, "that is not a CUBIN (a CUBIN is an ELF file starting with b'\\x7fELF')."
         got = cuda_c.cubin_arch(bytes(out))
@@ -212,6 +209,7 @@ to_cubin = CallExercise(
     prompt="Write to_cubin(src, arch) with cuda.core: compile the CUDA C string src for arch (e.g. 'sm_90') and return "
     "the CUBIN bytes.",
     reference=_to_cubin,
+    remote_ok=True,  # judged grading: its judge only calls fn (enums and exception origins cross the wire)
     judge=_judge_cubin,
     hints=(
         "Program(src, code_type='c++', options=ProgramOptions(arch=arch)).compile('cubin') returns an ObjectCode.",
@@ -242,22 +240,15 @@ def _launch_saxpy_reference(stream, kernel, x, y, out, a):
 
 
 def _judge_launch(fn, rng):
-    from helpers.standins import library
-
-    core, cp = library("cuda.core"), library("cupy")
-    dev = core.Device(0)
-    dev.set_current()
-    stream = dev.create_stream()
-    kernel = core.Program(_saxpy_src, code_type="c++", options=core.ProgramOptions(arch=f"sm_{dev.arch}"))
-    kernel = kernel.compile("cubin").get_kernel("saxpy")
+    kernel = {"source": _saxpy_src, "name": "saxpy"}
     for n in (int(rng.integers(300, 700)), 256, int(rng.integers(1, 40))):
         a = float(round(rng.uniform(0.5, 3.0), 3))  # a Python float, as a learner's variable would be
-        x, y = cp.random.random(n, dtype=np.float32), cp.random.random(n, dtype=np.float32)
-        out = cp.full(n, np.nan, dtype=np.float32)
-        dev.sync()
-        fn(stream, kernel, x, y, out, a)
-        stream.sync()
-        got, xh, yh = (np.asarray(cp.asnumpy(v), dtype=np.float64) for v in (out, x, y))
+        x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        out = np.full(n, np.nan, dtype=np.float32)
+        # the stream, the kernel and the device arrays are made where fn runs (the student's process
+        # when the grader judges); the arrays come back afterwards
+        _, _, got = observed_core_launch(fn, kernel, [x, y, out], [a])
+        got, xh, yh = (np.asarray(v, dtype=np.float64) for v in (got, x, y))
         want = a * xh + yh
         if np.allclose(got, want, rtol=1e-5, atol=1e-6):
             continue
@@ -283,6 +274,7 @@ core_launch = CallExercise(
     "const float* x, const float* y, float* out, float a, int n) on `stream` with 256 threads per block and enough "
     "blocks for n = out.size elements. x, y, out are device arrays (pass .data.ptr); a is a Python float.",
     reference=_launch_saxpy_reference,
+    remote_ok=True,  # judged grading: its judge works on a stand-in (exercises/library_calls.py)
     judge=_judge_launch,
     hints=(
         "config = core.LaunchConfig(grid=(n + 255) // 256, block=256); core.launch(stream, config, kernel, ...)",
