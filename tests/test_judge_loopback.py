@@ -29,12 +29,32 @@ def _through_the_wire(value):
     return _wire.decode(json.loads(_wire.dumps(_wire.encode(value))))
 
 
+class LocalNvrtc:
+    """The judge's NVRTC worker, compiling in this process with nothing redirected."""
+
+    def __init__(self, ops):
+        self.ops = ops
+
+    def compile(self, **request):
+        from helpers import cuda_c
+
+        self.ops.append("nvrtc")
+        body = _through_the_wire(request)
+        try:
+            with _elsewhere.judging(None):
+                out = cuda_c.compile(body.pop("src"), **{**body, "options": tuple(body["options"])})
+        except cuda_c.CompileError as e:
+            return _through_the_wire({"compile_error": str(e), "log": e.log})
+        return _through_the_wire({"out": bytes(out)})
+
+
 class Loopback:
     """The channel of judge.py, with the student's process replaced by a Server in this one."""
 
     def __init__(self):
         self.server = Server(on_gpu=env.on_gpu())  # on a GPU the checks also launch there, through "gpu"
         self.ops = []
+        self.nvrtc = LocalNvrtc(self.ops)  # the judge's own NVRTC process (grading/nvrtc_worker.py), here
 
     def request(self, op, **fields):
         self.ops.append(op)
@@ -74,7 +94,7 @@ def test_reference_passes_through_the_judge(ex):
     if isinstance(ex, KernelExercise):
         assert "trace" in chan.ops  # the kernel ran in the student's process, not here
     if isinstance(ex, CudaCExercise):
-        assert "nvrtc" in chan.ops  # the student's CUDA C was compiled in their process, not here
+        assert "nvrtc" in chan.ops  # the student's CUDA C was compiled by the judge's NVRTC process
     if getattr(ex, "remote_ok", False):  # the function ran in the student's process
         assert {"pycuda_call", "device_call", "call", "storage_call", "core_launch"} & set(chan.ops)
 

@@ -64,8 +64,25 @@ def start(kernel, args, timeout=client.COMPILE_TIMEOUT) -> Pending:
     try:
         req = describe.request(kernel, args)
     except describe.NotDescribable as e:
-        return Pending(None, done=CompileResult(None, f"the GPU compile check was skipped ({e})."))
+        return skipped(str(e))
     return Pending(req, client.submit(req, timeout))
+
+
+def skipped(why: str) -> Pending:
+    """The answer when the kernel cannot be sent to a compiler: unchecked, never passed."""
+    return Pending(None, done=CompileResult(None, f"the GPU compile check was skipped ({why})."))
+
+
+def start_request(req, state=None, timeout=client.COMPILE_TIMEOUT) -> Pending:
+    """Compile a request that another process described (the batch grader's judge: the student's
+    process describes, ``state`` is the grader's own server), after ``trust.vet`` accepts it."""
+    from .trust import vet
+
+    try:
+        req = vet(req)
+    except describe.NotDescribable as e:
+        return skipped(str(e))
+    return Pending(req, client.submit(req, timeout, state))
 
 
 def compile_check(kernel, args, timeout=client.COMPILE_TIMEOUT) -> CompileResult:
@@ -73,4 +90,4 @@ def compile_check(kernel, args, timeout=client.COMPILE_TIMEOUT) -> CompileResult
     return start(kernel, args, timeout).result()
 
 
-__all__ = ["CompileResult", "Pending", "compile_check", "start"]
+__all__ = ["CompileResult", "Pending", "compile_check", "skipped", "start", "start_request"]

@@ -28,8 +28,11 @@ class Unavailable(Exception):
 
 
 class Server:
-    def __init__(self):
-        env = dict(os.environ)
+    """``wrap(argv, env) -> (argv, env)`` starts it elsewhere (the batch grader's sandbox), from
+    the environment ``env`` (default: this process's)."""
+
+    def __init__(self, env: dict | None = None, wrap=None):
+        env = dict(os.environ if env is None else env)
         env.pop("NUMBA_ENABLE_CUDASIM", None)  # the real compiler, never the simulator
         env["NUMBA_ENABLE_CUDASIM"] = "0"
         # The server must import the same Numba and NumPy as this process (a GPU host's shadowing
@@ -40,8 +43,11 @@ class Server:
             p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) != course
         )
         env["NUMBA_OPT"] = "0"  # optimising never changes whether a kernel compiles; it only costs time
+        argv = [sys.executable, "-u", str(SERVER)]
+        if wrap is not None:
+            argv, env = wrap(argv, env)
         self.proc = subprocess.Popen(
-            [sys.executable, "-u", str(SERVER)],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -98,26 +104,51 @@ class _State:
         self.server: Server | None = None
         self.cache: dict[str, dict] = {}
 
+    def get(self) -> Server:
+        """The running server, started if needed (a dead one is replaced)."""
+        if self.server is None or not self.server.alive():
+            self.server = Server()
+        return self.server
+
 
 _STATE = _State()
 
 
 def server() -> Server:
-    """The running server, started if needed (a dead one is replaced)."""
-    if _STATE.server is None or not _STATE.server.alive():
-        _STATE.server = Server()
-    return _STATE.server
+    """This process's shared server, started if needed."""
+    return _STATE.get()
 
 
-def compile_request(request: dict, timeout=COMPILE_TIMEOUT) -> dict:
-    """The server's answer to `request`, from the cache when the same request was answered."""
+def compile_request(request: dict, timeout=COMPILE_TIMEOUT, state=None) -> dict:
+    """The server's answer to `request`, from the cache when the same request was answered.
+    ``state``: a ``Private`` server and cache instead of this process's shared one."""
+    state = _STATE if state is None else state
     key = json.dumps(request, sort_keys=True)
-    with _STATE.lock:
-        if key in _STATE.cache:
-            return _STATE.cache[key]
-        answer = server().ask(request, timeout)
-        _STATE.cache[key] = answer
+    with state.lock:
+        if key in state.cache:
+            return state.cache[key]
+        answer = state.get().ask(request, timeout)
+        state.cache[key] = answer
         return answer
+
+
+class Private(_State):
+    """A server of one's own, started on first use by ``start()`` (the batch grader's judge starts
+    one per submission, in that submission's sandbox), with its own cache."""
+
+    def __init__(self, start):
+        super().__init__()
+        self._start = start
+
+    def get(self) -> Server:
+        if self.server is None or not self.server.alive():
+            self.server = self._start()
+        return self.server
+
+    def close(self):
+        if self.server is not None:
+            self.server.close()
+            self.server = None
 
 
 # One thread waits on the server while the caller goes on tracing: the compile (in another
@@ -125,9 +156,9 @@ def compile_request(request: dict, timeout=COMPILE_TIMEOUT) -> dict:
 _waiter = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-check")
 
 
-def submit(request: dict, timeout=COMPILE_TIMEOUT) -> concurrent.futures.Future:
+def submit(request: dict, timeout=COMPILE_TIMEOUT, state=None) -> concurrent.futures.Future:
     """`compile_request` in the background; the future's result is the answer or raises Unavailable."""
-    return _waiter.submit(compile_request, request, timeout)
+    return _waiter.submit(compile_request, request, timeout, state)
 
 
 def clear_cache():

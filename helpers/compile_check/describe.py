@@ -161,6 +161,15 @@ def _signature_text(source):
     return None
 
 
+def _names_in(text) -> list:
+    if not text:
+        return []
+    try:
+        return [n.id for n in ast.walk(ast.parse(text.strip(), mode="eval")) if isinstance(n, ast.Name)]
+    except SyntaxError:
+        return []
+
+
 def request(kernel, args) -> dict:
     """The JSON request for compiling `kernel` with these launch arguments."""
     fn = _numba.python_function(kernel)
@@ -172,6 +181,10 @@ def request(kernel, args) -> dict:
     for f in reversed(functions):  # the kernel's own view of a name wins
         names.update(f.pop("globals"))
     names = {k: v for k, v in names.items() if not hasattr(builtins, k) or v[0] != "function"}
+    signature = _signature_text(functions[0]["source"])
+    for name in _names_in(signature):  # @cuda.jit(SIG): the decorator's names are the module's too
+        if name not in names and name in fn.__globals__:
+            names[name] = _spec(fn.__globals__[name], functions, set())
     params = list(inspect.signature(fn).parameters)
     return {
         "kernel": fn.__name__,
@@ -179,6 +192,6 @@ def request(kernel, args) -> dict:
         "globals": names,
         "argtypes": [arg_type(a) for a in args],
         "params": params,
-        "signature": _signature_text(functions[0]["source"]),
+        "signature": signature,
         "line": functions[0]["firstlineno"],
     }

@@ -74,7 +74,7 @@ def _value(spec):
     if kind == "array":
         return numpy.array(spec[2], dtype=spec[1]).reshape(spec[3])
     if kind == "numba_type":
-        return eval(spec[1], vars(types))  # noqa: S307 - our own client wrote it
+        return _type(spec[1])
     if kind == "function":
 
         def stub(*args):
@@ -84,6 +84,29 @@ def _value(spec):
         return stub
     # "opaque": an object Numba cannot type, as the learner's was
     return type(spec[1], (), {})()
+
+
+def _type(text):
+    """A Numba type from its text (vetted by trust.py when it came from a student's process), with no
+    builtins in reach."""
+    return eval(text, {"__builtins__": {}}, dict(vars(types)))  # noqa: S307 - a type text
+
+
+def _plain_def(tree, name):
+    """The one ``def`` of a function's source, without what a ``def`` statement would run: its
+    decorators, annotations and default values (a kernel is launched with every argument, and
+    Numba ignores annotations)."""
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].name != name:
+        raise ValueError(f"the source of {name} is not one def")
+    fn_def = tree.body[0]
+    fn_def.decorator_list = []
+    fn_def.returns = None
+    a = fn_def.args
+    for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+    a.defaults, a.kw_defaults = [], [None] * len(a.kwonlyargs)
+    return fn_def
 
 
 def _build(request):
@@ -96,8 +119,7 @@ def _build(request):
     files = {}
     for f in request["functions"]:
         tree = ast.parse(f["source"])
-        fn_def = tree.body[0]
-        fn_def.decorator_list = []
+        _plain_def(tree, f["name"])
         ast.increment_lineno(tree, f["firstlineno"] - 1)  # source line 1 is the first decorator
         code = compile(tree, f["filename"], "exec")
         exec(code, ns)  # noqa: S102 - the learner's own kernel, in its own process
@@ -116,9 +138,10 @@ def _build(request):
 
 def _compile(request, cc):
     ns = _build(request)
-    argtypes = [eval(t, vars(types)) for t in request["argtypes"]]  # noqa: S307 - client-written
+    argtypes = [_type(t) for t in request["argtypes"]]
     if request.get("signature"):
-        sig = eval(request["signature"], dict(ns))  # noqa: S307 - the learner's decorator argument
+        names = {**vars(types), **{k: v for k, v in ns.items() if k != "__builtins__"}, "__builtins__": {}}
+        sig = eval(request["signature"], names)  # noqa: S307 - the learner's decorator argument, vetted
         from numba.core import sigutils
 
         declared, restype = sigutils.normalize_signature(sig)

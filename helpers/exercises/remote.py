@@ -228,8 +228,15 @@ class RemoteKernel(RemoteFunction):
         return [(int(p), int(e)) for p, e in reply.get("hits") or ()]
 
     def compile_check(self, call_args):
+        """The student's process describes the kernel (source, globals, argument types); the
+        grader's own compile server, never that process, says whether it compiles."""
+        from .. import compile_check
+
         reply = self._channel.request("compile", handle=self._handle, args=list(call_args))
-        return _Compiled(reply.get("ok"), str(reply.get("message") or ""), float(reply.get("seconds") or 0.0))
+        if not isinstance(reply, dict) or "request" not in reply:
+            why = reply.get("skipped") if isinstance(reply, dict) else None
+            return compile_check.skipped(str(why or "the kernel was not described"))
+        return compile_check.start_request(reply["request"], getattr(self._channel, "compiler", None))
 
 
 def _write_back(call_args, arrays):
@@ -240,15 +247,6 @@ def _write_back(call_args, arrays):
             if not isinstance(theirs, np.ndarray) or theirs.shape != mine.shape or theirs.dtype != mine.dtype:
                 raise RemoteFailure("the grading process sent back an array of another shape or type")
             mine[...] = theirs
-
-
-class _Compiled:
-    def __init__(self, ok, message, seconds):
-        self.ok = None if ok is None else bool(ok)
-        self.message, self.seconds = message, seconds
-
-    def result(self):  # the shape of compile_check.Pending
-        return self
 
 
 class _Verdict:

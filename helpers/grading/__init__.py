@@ -11,7 +11,9 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
 - ``judge``        the grader's side of a judged notebook: the exercises, references and seeds
                    stay here; the checks run on stand-ins for the student's answers
 - ``serve``        the student's side of a judged notebook: stand-in exercise modules, and the
-                   operations (call, trace, launch, compile, draw) run on plain inputs
+                   operations (call, trace, launch, describe for the compiler, draw) run on plain inputs
+- ``nvrtc_worker`` the judge's own NVRTC process per submission (CUDA C never compiles in the
+                   student's process nor in the grader)
 - ``cells``        the child's tools for one cell: IPython syntax, timers, limits, signed lines, plain data
 - ``execute``      the parent's side of one submission: start the child, timeouts, output caps,
                    crashes, a second run that skips a crashing cell

@@ -243,6 +243,8 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
         os.close(write_fd)
     proc.judge_fd = read_fd
     channel = Channel(proc, settings, started, attempt.lines)
+    channel.compiler = _compiler(workdir, settings, gpu)
+    channel.nvrtc = _nvrtc(workdir, settings, gpu)
     # The child learns which exercises exist and the constants notebooks use; not the answers'
     # expressions, the seeds or anything of an exercise beyond its prompt.
     modules = sorted({s["module"] for s in job["exercises"]})
@@ -255,6 +257,8 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
     finally:
         os.close(read_fd)
         attempt.forged = channel.forged
+        channel.compiler.close()
+        channel.nvrtc.close()
     _kill_group(proc)
     try:
         attempt.returncode = proc.wait(timeout=10)
@@ -262,6 +266,37 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
         attempt.returncode = None
     _finish(proc, reader, started, settings, attempt)
     return attempt
+
+
+def _in_sandbox(workdir, settings):
+    """``wrap(argv, env)`` for a process of the judge's that acts on what a submission sent: in the
+    submission's sandbox, with helpers/problems hidden."""
+
+    def wrap(argv, env):
+        box = settings.sandbox
+        if box is None:
+            return argv, env
+        return box.wrap(argv, workdir, hide_problems=True), box.env(env, workdir)
+
+    return wrap
+
+
+def _nvrtc(workdir, settings, gpu):
+    """The judge's own NVRTC process for one submission, started on its first CUDA C compile."""
+    from .nvrtc_worker import Worker
+
+    return Worker(child_env(settings, workdir, gpu), _in_sandbox(workdir, settings))
+
+
+def _compiler(workdir, settings, gpu):
+    """The judge's own Numba compile server for one submission, started on its first kernel: in
+    the submission's sandbox (it acts on what the student's process described, see
+    compile_check/trust.py) but never running the student's notebook, so its answer is the
+    compiler's."""
+    from ..compile_check import client
+
+    wrap = _in_sandbox(workdir, settings)
+    return client.Private(lambda: client.Server(env=child_env(settings, workdir, gpu), wrap=wrap))
 
 
 def _start(workdir, settings, gpu, attempt, hide_problems=False, pass_fds=()):

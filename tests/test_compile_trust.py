@@ -1,0 +1,152 @@
+"""Judged grading: the student's process only describes a kernel; the grader's own compile server
+says whether it compiles (helpers/compile_check/trust.py vets the description first). Every
+learner mistake must still get its compiler sentence that way, a description that would run code
+in the server is refused (the kernel is then unchecked, never passed), and a student's process
+that answers "it compiles" is not believed."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import cuda
+from refused.kernels import ARGS, CASES, good
+from test_judge_loopback import Loopback, _judged
+
+import helpers  # noqa: F401 - decides CPU/GPU mode before numba is imported
+from helpers.compile_check import client, compile_check, describe, start_request
+from helpers.compile_check.trust import vet
+from helpers.problems import nb02
+
+SIG = "void(float32[::1], float32[::1])"
+
+
+@cuda.jit("void(float32[::1], float32[::1])")
+def with_string_signature(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i]
+
+
+@cuda.jit(SIG)
+def with_named_signature(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i]
+
+
+F32 = np.float32(2)
+
+
+@cuda.jit
+def with_globals(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * F32
+
+
+LEGIT = [good, with_string_signature, with_named_signature, with_globals]
+
+
+def _args(kernel):
+    a = np.arange(8, dtype=np.float32)
+    return ARGS if kernel is good else (a, np.zeros_like(a))
+
+
+@pytest.mark.parametrize("kernel", LEGIT, ids=lambda k: k.__name__)
+def test_what_describe_writes_for_a_correct_kernel_is_accepted_and_compiles(kernel):
+    # in the learner's own process too: @cuda.jit(SIG) used to be refused ("your kernel uses SIG")
+    assert compile_check(kernel, _args(kernel)).ok is True
+    req = describe.request(kernel, _args(kernel))
+    assert vet(json.loads(json.dumps(req))) is not None
+    r = start_request(json.loads(json.dumps(req))).result()
+    assert r.ok is True, r.message
+
+
+@pytest.mark.parametrize("family,kernel,words", CASES, ids=[c[0] for c in CASES])
+def test_each_learner_mistake_gets_the_same_sentence_from_a_described_kernel(family, kernel, words):
+    req = json.loads(json.dumps(describe.request(kernel, ARGS)))  # as it crosses the wire
+    r = start_request(req).result()
+    assert r.ok is False and words in r.message, r.message
+    assert r.message == compile_check(kernel, ARGS).message
+
+
+def _good_request():
+    return json.loads(json.dumps(describe.request(good, ARGS)))
+
+
+def _with(change):
+    req = _good_request()
+    change(req)
+    return req
+
+
+def _source(req, text):
+    req["functions"][-1]["source"] = text
+
+
+HOSTILE = {
+    "a statement after the def": lambda r: _source(r, r["functions"][-1]["source"] + "import os\n"),
+    "a class instead of a def": lambda r: _source(r, "class good:\n    pass\n"),
+    "a type text that imports": lambda r: r["argtypes"].__setitem__(0, "__import__('os').getcwd()"),
+    "a type text with a lambda": lambda r: r["argtypes"].__setitem__(0, "(lambda: 1)()"),
+    "a type text reading a dunder": lambda r: r["argtypes"].__setitem__(0, "float32.__class__"),
+    "a global module outside the libraries": lambda r: r["globals"].__setitem__("SCALE", ["module", "os"]),
+    "a global attribute outside the libraries": lambda r: r["globals"].__setitem__("SCALE", ["attr", "os", "system"]),
+    "a global numba type that is code": lambda r: r["globals"].__setitem__("SCALE", ["numba_type", "__import__('os')"]),
+    "a global that is not a constant": lambda r: r["globals"].__setitem__("SCALE", ["literal", "print(1)"]),
+    "a signature that runs code": lambda r: r.__setitem__("signature", "\"__import__('os').getcwd()\""),
+    "a signature naming a builtin": lambda r: r.__setitem__("signature", "open('x')"),
+    "an unknown key": lambda r: r.__setitem__("extra", 1),
+    "a kernel name that is not a name": lambda r: r.__setitem__("kernel", "good; import os"),
+}
+
+
+@pytest.mark.parametrize("what", HOSTILE)
+def test_a_description_that_would_run_code_is_refused_and_left_unchecked(what):
+    r = start_request(_with(HOSTILE[what])).result()
+    assert r.ok is None and "skipped" in r.message, r.message
+
+
+def test_the_server_runs_no_annotation_or_default_of_a_def(tmp_path):
+    """vet lets annotations and defaults through (Numba ignores them); the server must strip them, as
+    it strips decorators, so that defining the function runs nothing."""
+    marker = tmp_path / "ran"
+    req = _good_request()
+    src = req["functions"][-1]["source"]
+    hook = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')"
+    req["functions"][-1]["source"] = src.replace("def good(x, out, n)", f"def good(x: {hook}, out, n={hook}) -> {hook}")
+    assert vet(req) is req
+    state = client.Private(client.Server)
+    try:
+        r = start_request(req, state).result()
+    finally:
+        state.close()
+    assert r.ok is True, r.message
+    assert not Path(marker).exists()
+
+
+class ForgingServer(Loopback):
+    """A student's process that answers the compile request as the old protocol did: 'it compiles'."""
+
+    def request(self, op, **fields):
+        if op == "compile":
+            self.ops.append(op)
+            return {"ok": True, "message": "compiles for the GPU.", "seconds": 0.1}
+        return super().request(op, **fields)
+
+
+def test_a_student_process_saying_it_compiles_is_not_believed(monkeypatch):
+    @cuda.jit  # right numbers on the tracer, refused by the GPU compiler
+    def saxpy(alpha, x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            tmp = [alpha * x[i]]
+            out[i] = tmp[0] + y[i]
+
+    direct = nb02.saxpy.grade(saxpy, seed=4, launch=lambda n: ((n + 127) // 128, 128))
+    assert direct.status == "failed" and "Python list" in direct.message
+    monkeypatch.setattr("test_judge_loopback.Loopback", ForgingServer)
+    judged, chan = _judged(nb02.saxpy, saxpy, 4, {"launch": lambda n: ((n + 127) // 128, 128)})
+    assert "compile" in chan.ops
+    assert judged.status != "passed", judged.line()
