@@ -138,7 +138,7 @@ def compile(
     if isinstance(options, (str, bytes)) or not all(isinstance(o, str) for o in _listed(options)):
         raise LearnerTypeError(f"options must be a tuple of strings such as ('-lineinfo',), not {shown(options)}.")
     chan = _elsewhere.channel()
-    if chan is not None:  # the batch grader's judge: its own NVRTC process (grading/nvrtc_worker.py)
+    if chan is not None:  # the batch grader's judge: its own NVRTC process (grading/workers.py)
         reply = chan.nvrtc.compile(
             src=src, target=target, arch=arch, name=name, options=list(options), extern_c=bool(extern_c)
         )

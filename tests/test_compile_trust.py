@@ -150,3 +150,39 @@ def test_a_student_process_saying_it_compiles_is_not_believed(monkeypatch):
     judged, chan = _judged(nb02.saxpy, saxpy, 4, {"launch": lambda n: ((n + 127) // 128, 128)})
     assert "compile" in chan.ops
     assert judged.status != "passed", judged.line()
+
+
+class ForgingTracer(Loopback):
+    """A student's process whose tracer says what a clean kernel's would: no verdicts, and the
+    fewest reads. Its traces must not be the ones the judge believes."""
+
+    def request(self, op, **fields):
+        reply = super().request(op, **fields)
+        if op == "trace":
+            reply["verdicts"] = []
+            reply["metrics"] = {k: 0 for k in reply.get("metrics") or {}}
+        return reply
+
+
+FORGED = [
+    ("stencil", "race"),
+    ("stencil", "over budget"),
+    ("matmul_tiled", "race"),
+    ("matmul_tiled", "over budget"),
+    ("transpose_padded", "bank conflicts"),
+]
+
+
+@pytest.mark.parametrize("name,kind", FORGED, ids=[f"{n}-{k}" for n, k in FORGED])
+def test_a_student_process_hiding_a_race_or_a_budget_is_not_believed(monkeypatch, name, kind):
+    from helpers.problems import nb05
+    from wrong_solutions.nb05 import WRONG
+
+    ex = getattr(nb05, name)
+    wrong = next(w for w in WRONG[name] if w.kind == kind)
+    direct = ex.grade(wrong.answer, seed=3, **wrong.options)
+    assert direct.status == "failed" and wrong.says in direct.message
+    monkeypatch.setattr("test_judge_loopback.Loopback", ForgingTracer)
+    judged, chan = _judged(ex, wrong.answer, 3, wrong.options)
+    assert "judge trace" in chan.ops and "trace" not in chan.ops  # the judge's tracer ran it
+    assert (judged.status, judged.message) == (direct.status, direct.message)

@@ -7,6 +7,7 @@ sentence as when graded directly: the judge may not make the checks weaker or th
 
 import inspect
 import json
+import linecache
 
 import pytest
 from numba import cuda
@@ -15,6 +16,7 @@ from test_problems import WRONG, _exec_function, _grade_reference, placeholder, 
 from helpers import _elsewhere, _numba, _wire, env
 from helpers.exercises import DevicePipelineExercise, FunctionExercise, KernelExercise, remote
 from helpers.exercises.libraries import CudaCExercise
+from helpers.grading import workers
 from helpers.grading.judge import judgeable, want
 from helpers.grading.serve import Server, error_reply
 from helpers.problems import MODULES, all_exercises
@@ -48,13 +50,35 @@ class LocalNvrtc:
         return _through_the_wire({"out": bytes(out)})
 
 
+class LocalTracer:
+    """The judge's tracer process (grading/workers.py), running its handlers in this process."""
+
+    def __init__(self, ops):
+        self.ops, self.state = ops, {}
+
+    def request(self, op, **fields):
+        self.ops.append(f"judge {op}")
+        body = _through_the_wire(fields)
+        lines = dict(linecache.cache)  # the rebuilt kernel's lines: the worker's own, never this process's
+        try:
+            with _elsewhere.judging(None):
+                reply = workers.HANDLERS["tracer"][op](body, self.state)
+        except Exception as e:  # noqa: BLE001 - as the worker does: the kernel's exception, by name
+            raise remote.raised(_through_the_wire(error_reply(e))) from None
+        finally:
+            linecache.cache.clear()
+            linecache.cache.update(lines)
+        return _through_the_wire(reply)
+
+
 class Loopback:
     """The channel of judge.py, with the student's process replaced by a Server in this one."""
 
     def __init__(self):
         self.server = Server(on_gpu=env.on_gpu())  # on a GPU the checks also launch there, through "gpu"
         self.ops = []
-        self.nvrtc = LocalNvrtc(self.ops)  # the judge's own NVRTC process (grading/nvrtc_worker.py), here
+        self.nvrtc = LocalNvrtc(self.ops)  # the judge's own NVRTC process (grading/workers.py), here
+        self.tracer = LocalTracer(self.ops)  # and its own tracer process
 
     def request(self, op, **fields):
         self.ops.append(op)
@@ -91,8 +115,8 @@ def test_reference_passes_through_the_judge(ex):
     judged, chan = _judged(ex, ex.reference_answer(), 5, options)
     assert judged.status == direct.status == "passed", judged.line()
     assert judged.message == direct.message
-    if isinstance(ex, KernelExercise):
-        assert "trace" in chan.ops  # the kernel ran in the student's process, not here
+    if isinstance(ex, KernelExercise):  # described by the student's process, traced by the judge's tracer
+        assert "compile" in chan.ops and "judge trace" in chan.ops and "trace" not in chan.ops
     if isinstance(ex, CudaCExercise):
         assert "nvrtc" in chan.ops  # the student's CUDA C was compiled by the judge's NVRTC process
     if getattr(ex, "remote_ok", False):  # the function ran in the student's process

@@ -11,9 +11,7 @@ device function (the learner's, or one Numba ships such as `sum`); with no drive
 `get_current_device` is replaced by a stand-in reporting the target capability.
 """
 
-import ast
 import json
-import linecache
 import os
 import sys
 import time
@@ -22,9 +20,11 @@ import traceback
 os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
 
 import numba  # noqa: E402
-import numpy  # noqa: E402
 from numba import cuda  # noqa: E402
 from numba.core import types  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # rebuild.py, this script's neighbour
+from rebuild import build, numba_type  # noqa: E402
 
 WANTED_CC = (9, 0)
 
@@ -56,89 +56,9 @@ def _patch_device(cc):
             mod.get_current_device = lambda: _Device()
 
 
-def _value(spec):
-    kind = spec[0]
-    if kind == "module":
-        __import__(spec[1])
-        return sys.modules[spec[1]]
-    if kind == "attr":
-        __import__(spec[1])
-        obj = sys.modules[spec[1]]
-        for part in spec[2].split("."):
-            obj = getattr(obj, part)
-        return obj
-    if kind == "literal":
-        return ast.literal_eval(spec[1])
-    if kind == "npscalar":
-        return numpy.dtype(spec[1]).type(ast.literal_eval(spec[2]))
-    if kind == "array":
-        return numpy.array(spec[2], dtype=spec[1]).reshape(spec[3])
-    if kind == "numba_type":
-        return _type(spec[1])
-    if kind == "function":
-
-        def stub(*args):
-            pass
-
-        stub.__name__ = spec[1]
-        return stub
-    # "opaque": an object Numba cannot type, as the learner's was
-    return type(spec[1], (), {})()
-
-
-def _type(text):
-    """A Numba type from its text (vetted by trust.py when it came from a student's process), with no
-    builtins in reach."""
-    return eval(text, {"__builtins__": {}}, dict(vars(types)))  # noqa: S307 - a type text
-
-
-def _plain_def(tree, name):
-    """The one ``def`` of a function's source, without what a ``def`` statement would run: its
-    decorators, annotations and default values (a kernel is launched with every argument, and
-    Numba ignores annotations)."""
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].name != name:
-        raise ValueError(f"the source of {name} is not one def")
-    fn_def = tree.body[0]
-    fn_def.decorator_list = []
-    fn_def.returns = None
-    a = fn_def.args
-    for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
-        if arg is not None:
-            arg.annotation = None
-    a.defaults, a.kw_defaults = [], [None] * len(a.kwonlyargs)
-    return fn_def
-
-
-def _build(request):
-    """Rebuild the learner's functions in a fresh namespace: globals first, then each function's
-    source at its own line numbers (so Numba's line numbers are the learner's)."""
-    ns = {"__builtins__": __builtins__, "cuda": cuda, "numba": numba}
-    for name, spec in request["globals"].items():
-        if spec[0] != "device":  # defined below, from its source
-            ns[name] = _value(spec)
-    files = {}
-    for f in request["functions"]:
-        tree = ast.parse(f["source"])
-        _plain_def(tree, f["name"])
-        ast.increment_lineno(tree, f["firstlineno"] - 1)  # source line 1 is the first decorator
-        code = compile(tree, f["filename"], "exec")
-        exec(code, ns)  # noqa: S102 - the learner's own kernel, in its own process
-        lines = files.setdefault(f["filename"], [])
-        src_lines = f["source"].splitlines(True)
-        start = f["firstlineno"] - 1
-        while len(lines) < start + len(src_lines):
-            lines.append("\n")
-        lines[start : start + len(src_lines)] = src_lines
-        if f["device"]:
-            ns[f["name"]] = cuda.jit(device=True)(ns[f["name"]])
-    for filename, lines in files.items():
-        linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
-    return ns
-
-
 def _compile(request, cc):
-    ns = _build(request)
-    argtypes = [_type(t) for t in request["argtypes"]]
+    ns = build(request, cuda, numba)
+    argtypes = [numba_type(t) for t in request["argtypes"]]
     if request.get("signature"):
         names = {**vars(types), **{k: v for k, v in ns.items() if k != "__builtins__"}, "__builtins__": {}}
         sig = eval(request["signature"], names)  # noqa: S307 - the learner's decorator argument, vetted

@@ -215,12 +215,28 @@ class RemoteKernel(RemoteFunction):
         return f"<your kernel {self.__name__}>"
 
     def trace(self, grid, block, call_args, outputs):
-        """The CPU tracer's run there; the arrays come back into ``call_args`` as a kernel's writes would."""
-        reply = self._channel.request(
-            "trace", handle=self._handle, grid=grid, block=block, args=list(call_args), outputs=list(outputs)
-        )
+        """The CPU tracer's run; the arrays come back into ``call_args`` as a kernel's writes would.
+
+        Where it runs decides whom its verdicts and counts come from. Once the grader's own
+        compiler has accepted the kernel's description, the judge's own tracer process runs the
+        kernel rebuilt from that description (grading/workers.py): a kernel Numba compiles can
+        only do what a GPU kernel can, so nothing of the student's can reach that tracer. Only a
+        kernel the grader's compiler refused or could not check (it then fails, or stays
+        unchecked, whatever its trace says) is traced in the student's process."""
+        fields = {"grid": grid, "block": block, "args": list(call_args), "outputs": list(outputs)}
+        tracer = getattr(self._channel, "tracer", None)
+        description = self._compiled_description(call_args) if tracer is not None else None
+        if description is not None:
+            where, reply = tracer, tracer.request("trace", request=description, **fields)
+        else:
+            where, reply = self._channel, self._channel.request("trace", handle=self._handle, **fields)
         _write_back(call_args, reply.get("args"))
-        return RemoteTrace(self._channel, reply)
+        return RemoteTrace(where, reply)
+
+    def _compiled_description(self, call_args):
+        """The vetted description of the kernel when the grader's compiler accepted it, else None."""
+        pending = self.compile_check(call_args)
+        return pending.req if pending.result().ok is True else None
 
     def run_gpu(self, grid, block, call_args):
         reply = self._channel.request("gpu", handle=self._handle, grid=grid, block=block, args=list(call_args))

@@ -12,8 +12,8 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
                    stay here; the checks run on stand-ins for the student's answers
 - ``serve``        the student's side of a judged notebook: stand-in exercise modules, and the
                    operations (call, trace, launch, describe for the compiler, draw) run on plain inputs
-- ``nvrtc_worker`` the judge's own NVRTC process per submission (CUDA C never compiles in the
-                   student's process nor in the grader)
+- ``workers``      the judge's own NVRTC and tracer processes per submission: what decides a grade
+                   never comes from the student's process, and their code never runs in the grader
 - ``cells``        the child's tools for one cell: IPython syntax, timers, limits, signed lines, plain data
 - ``execute``      the parent's side of one submission: start the child, timeouts, output caps,
                    crashes, a second run that skips a crashing cell

@@ -245,6 +245,7 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
     channel = Channel(proc, settings, started, attempt.lines)
     channel.compiler = _compiler(workdir, settings, gpu)
     channel.nvrtc = _nvrtc(workdir, settings, gpu)
+    channel.tracer = _worker("tracer", workdir, settings, gpu, settings.grade_timeout)
     # The child learns which exercises exist and the constants notebooks use; not the answers'
     # expressions, the seeds or anything of an exercise beyond its prompt.
     modules = sorted({s["module"] for s in job["exercises"]})
@@ -259,6 +260,7 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
         attempt.forged = channel.forged
         channel.compiler.close()
         channel.nvrtc.close()
+        channel.tracer.close()
     _kill_group(proc)
     try:
         attempt.returncode = proc.wait(timeout=10)
@@ -281,11 +283,15 @@ def _in_sandbox(workdir, settings):
     return wrap
 
 
-def _nvrtc(workdir, settings, gpu):
-    """The judge's own NVRTC process for one submission, started on its first CUDA C compile."""
-    from .nvrtc_worker import Worker
+def _worker(kind, workdir, settings, gpu, timeout):
+    """One of the judge's own processes for one submission (workers.py), started on first use."""
+    from .workers import Worker
 
-    return Worker(child_env(settings, workdir, gpu), _in_sandbox(workdir, settings))
+    return Worker(kind, child_env(settings, workdir, gpu), _in_sandbox(workdir, settings), timeout)
+
+
+def _nvrtc(workdir, settings, gpu):
+    return _worker("nvrtc", workdir, settings, gpu, 60.0)
 
 
 def _compiler(workdir, settings, gpu):

@@ -162,20 +162,14 @@ class Server:
             kwargs = request.get("kwargs") or {}
             return {"value": obj(*args, **{str(k): v for k, v in kwargs.items()})}
         if op == "trace":
-            from ..exercises.kernels import run_traced, trace_metrics
+            from ..exercises.kernels import run_traced
 
             t = run_traced(obj, _grid(request["grid"]), _grid(request["block"]), args, request.get("outputs") or [])
             self._next += 1
             self.traces[self._next] = t
             for old in sorted(self.traces)[:-_MAX_TRACES]:
                 del self.traces[old]
-            return {
-                "trace": self._next,
-                "args": args,
-                "verdicts": [_verdict(v) for v in t.verdicts],
-                "metrics": trace_metrics(t),
-                "griddim": list(t.griddim),
-            }
+            return trace_reply(t, args, self._next)
         if op == "gpu":
             from ..exercises.kernels import run_gpu
 
@@ -253,14 +247,31 @@ class Server:
                 value = None
             return {"value": value, "device": bool(on_device), "type": type(got).__name__}
         if op == "show":
-            t = self.traces.get(request.get("trace"))
-            fig = t.show(block=int(request.get("block") or 0)) if t is not None else None
-            if fig is None:
-                return {"png": None}
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
-            return {"png": buf.getvalue()}
+            return picture(self.traces.get(request.get("trace")), int(request.get("block") or 0))
         raise LookupError(f"unknown operation {op!r}")
+
+
+def trace_reply(t, args, tid) -> dict:
+    """A trace as plain data: the arrays afterwards, the verdicts, the metrics, the grid."""
+    from ..exercises.kernels import trace_metrics
+
+    return {
+        "trace": tid,
+        "args": args,
+        "verdicts": [_verdict(v) for v in t.verdicts],
+        "metrics": trace_metrics(t),
+        "griddim": list(t.griddim),
+    }
+
+
+def picture(t, block: int) -> dict:
+    """The tracer's picture of one block as PNG bytes (None without a trace or a picture)."""
+    fig = t.show(block=block) if t is not None else None
+    if fig is None:
+        return {"png": None}
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+    return {"png": buf.getvalue()}
 
 
 def _grid(g):

@@ -8,8 +8,8 @@ import pytest
 
 from helpers import _elsewhere, cuda_c
 from helpers.grading.execute import Settings, _nvrtc
-from helpers.grading.nvrtc_worker import Worker
 from helpers.grading.serve import Server
+from helpers.grading.workers import Worker
 
 SRC = 'extern "C" __global__ void twice(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2.0f; }'
 ENV = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LD_LIBRARY_PATH", "CUDA_HOME")}
@@ -17,7 +17,7 @@ ENV = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LD_LIBRARY_
 
 @pytest.fixture
 def worker():
-    w = Worker(ENV)
+    w = Worker("nvrtc", ENV)
     yield w
     w.close()
 
@@ -40,7 +40,7 @@ def test_a_macro_bomb_is_stopped_and_said():
         f"#define B{i}(x) {'A' if i == 0 else f'B{i - 1}'}({'A' if i == 0 else f'B{i - 1}'}(x))\n" for i in range(12)
     )
     bomb += "int v[] = { B11(1,) };\n"
-    w = Worker(ENV, timeout=5)
+    w = Worker("nvrtc", ENV, timeout=5)
     try:
         got = w.compile(src=bomb, target="ptx", arch=None, name="bomb.cu", options=[], extern_c=False)
     finally:
@@ -75,3 +75,69 @@ def test_the_students_process_has_no_compile_operation():
     # the old protocol compiled there ("nvrtc") and the judge interpreted whatever PTX came back
     with pytest.raises(LookupError, match="unknown operation"):
         Server(on_gpu=False).handle({"op": "nvrtc", "src": SRC, "target": "ptx"})
+
+
+def test_the_tracer_worker_traces_a_described_kernel_as_the_tracer_does_here(tmp_path):
+    """The judge's tracer process rebuilds the kernel from its description and finds what the
+    tracer finds here: the race of a stencil without its barrier, on the same line."""
+    import numpy as np
+
+    from helpers import trace
+    from helpers.compile_check import describe
+    from wrong_solutions.nb05 import stencil_no_barrier
+
+    from helpers.problems.nb05 import BLOCK
+
+    n, threads = 3 * BLOCK - 5, BLOCK
+    x = np.linspace(0, 1, n).astype(np.float32)
+    args = [x, np.zeros(n, np.float32)]
+    here = trace(
+        stencil_no_barrier,
+        (n + threads - 1) // threads,
+        threads,
+        *[a.copy() if hasattr(a, "copy") else a for a in args],
+    )
+    w = _worker_for(tmp_path)
+    try:
+        reply = w.request(
+            "trace",
+            request=describe.request(stencil_no_barrier, args),
+            grid=(n + threads - 1) // threads,
+            block=threads,
+            args=args,
+            outputs=[1],
+        )
+        png = w.request("show", trace=reply["trace"], block=0)["png"]
+    finally:
+        w.close()
+    kinds = [v["kind"] for v in reply["verdicts"]]
+    assert kinds and kinds == [v.kind for v in here.verdicts]
+    assert [v["line"] for v in reply["verdicts"]] == [v.line for v in here.verdicts]
+    assert png is None or png.startswith(b"\x89PNG")
+
+
+def test_an_endless_kernel_in_the_tracer_worker_is_stopped_and_its_line_named(tmp_path):
+    import numpy as np
+    from numba import cuda
+
+    from helpers.compile_check import describe
+
+    @cuda.jit
+    def endless(x):
+        i = cuda.grid(1)
+        while True:
+            x[i] = 1
+
+    args = [np.zeros(4, np.float32)]
+    w = _worker_for(tmp_path, seconds=2)
+    try:
+        with pytest.raises(Exception, match="missing its exit"):
+            w.request("trace", request=describe.request(endless, args), grid=1, block=4, args=args, outputs=[0])
+    finally:
+        w.close()
+
+
+def _worker_for(tmp_path, seconds=30.0):
+    from helpers.grading.execute import _worker
+
+    return _worker("tracer", tmp_path, Settings(), None, seconds)
