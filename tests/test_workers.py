@@ -84,9 +84,8 @@ def test_the_tracer_worker_traces_a_described_kernel_as_the_tracer_does_here(tmp
 
     from helpers import trace
     from helpers.compile_check import describe
-    from wrong_solutions.nb05 import stencil_no_barrier
-
     from helpers.problems.nb05 import BLOCK
+    from wrong_solutions.nb05 import stencil_no_barrier
 
     n, threads = 3 * BLOCK - 5, BLOCK
     x = np.linspace(0, 1, n).astype(np.float32)
