@@ -145,7 +145,7 @@ def test_a_student_process_saying_it_compiles_is_not_believed(monkeypatch):
             out[i] = tmp[0] + y[i]
 
     direct = nb02.saxpy.grade(saxpy, seed=4, launch=lambda n: ((n + 127) // 128, 128))
-    assert direct.status == "failed" and "Python list" in direct.message
+    assert direct.status == "failed" and "Python list" in direct.message  # on a GPU too (run_gpu's refusal)
     monkeypatch.setattr("test_judge_loopback.Loopback", ForgingServer)
     judged, chan = _judged(nb02.saxpy, saxpy, 4, {"launch": lambda n: ((n + 127) // 128, 128)})
     assert "compile" in chan.ops
@@ -186,3 +186,19 @@ def test_a_student_process_hiding_a_race_or_a_budget_is_not_believed(monkeypatch
     judged, chan = _judged(ex, wrong.answer, 3, wrong.options)
     assert "judge trace" in chan.ops and "trace" not in chan.ops  # the judge's tracer ran it
     assert (judged.status, judged.message) == (direct.status, direct.message)
+
+
+def test_a_gpu_launch_numba_refused_gets_the_compile_sentence_not_numbas_report():
+    """On a GPU the launch compiles: a kernel Numba refuses used to read 'your kernel failed on the
+    GPU (NumbaRuntimeError: Failed in cuda mode pipeline ...' with Numba's colour codes, graded
+    error. It now gets the compile check's sentence, graded failed, as in CPU mode."""
+    from numba.core.errors import NumbaRuntimeError, TypingError
+    from refused.kernels import uses_list
+
+    from helpers.exercises.kernels import _refusal
+
+    refused = _refusal(uses_list, ARGS, NumbaRuntimeError("NRT required but not enabled"))
+    assert refused is not None and refused.refused and "Python list" in str(refused)
+    assert "\x1b" not in str(refused) and "\n" not in str(refused)
+    assert _refusal(good, ARGS, TypingError("a typing error of a kernel that compiles here")) is None
+    assert _refusal(uses_list, ARGS, RuntimeError("an illegal address")) is None  # a crash, not a refusal

@@ -97,6 +97,9 @@ def run_gpu(kernel, grid, block, call_args):
         kernel[grid, block](*launch_args)
         cuda.synchronize()
     except Exception as e:  # noqa: BLE001 - CudaAPIError, typing errors...
+        refused = _refusal(kernel, call_args, e)
+        if refused is not None:
+            raise refused from None
         raise KernelError(
             f"your kernel failed on the GPU ({type(e).__name__}: {str(e)[:200]}); after a crash restart the "
             "Jupyter kernel, and run with COURSE_MODE=cpu to see the offending line."
@@ -110,6 +113,22 @@ def run_gpu(kernel, grid, block, call_args):
                 hits.append((pos, int(changed[0] // a.itemsize + lo + offset)))
         a.reshape(-1)[:] = back[GUARD : GUARD + a.size]
     return hits
+
+
+def _refusal(kernel, call_args, exc):
+    """The compile check's one sentence when the GPU launch failed because Numba refused to compile
+    the kernel (not a crash): the same sentence a CPU-mode check gives, never Numba's report.
+    ``refused`` marks it as the kernel's fault, graded ``failed``."""
+    from numba.core.errors import NumbaError
+
+    if not isinstance(exc, NumbaError):
+        return None
+    result = compile_check.compile_check(kernel, call_args)
+    if result.ok is not False:
+        return None
+    err = KernelError(result.message)
+    err.refused = True
+    return err
 
 
 def grade_kernel(ex, kernel, rng, launch):
@@ -126,11 +145,13 @@ def _grade_kernel(ex, kernel, rng, launch):
     compiling = []
     try:
         graded = _run_cases(ex, kernel, rng, launch, compiling)
-    except CourseError:
+    except CourseError as e:
         if order := order_problem(ex, kernel):
             return "failed", order, None, {}
         if compiling and compiling[0].result().ok is False:
             return "failed", compiling[0].result().message, None, {}
+        if getattr(e, "refused", False):  # a GPU launch Numba refused to compile (run_gpu)
+            return "failed", str(e), None, {}
         raise
     except Exception:  # noqa: BLE001 - e.g. IndexError from indexing a scalar passed where an array was meant
         if order := order_problem(ex, kernel):
@@ -243,7 +264,9 @@ def _run_cases(ex, kernel, rng, launch, compiling):
     for ci, n in enumerate(sizes):
         grid, block = rule(n)
         call_args = [make(a, rng, n, grid) for a in ex.args]
-        if ci == 0 and not gpu:  # the tracer is Python: ask the GPU compiler too (a GPU launch compiles)
+        # The tracer is Python: ask the GPU compiler too. On a GPU the launch compiles, except when
+        # the batch grader judges: the launch is then in the student's process, the compile its own.
+        if ci == 0 and (not gpu or is_remote(kernel)):
             compiling.append(start_compile(kernel, call_args))
         inputs = {
             a.name: (_copy(v) if isinstance(v, np.ndarray) else v)

@@ -40,6 +40,8 @@ def raised(error: dict) -> BaseException:
         if not name.isidentifier():
             name = "Exception"
         exc = type(name, (Exception,), {"__module__": "builtins"})(message)
+    if error.get("refused") is True:
+        exc.refused = True
     frames = error.get("frames")
     exc.course_frames = tuple(str(f)[:80] for f in frames[-40:]) if isinstance(frames, list) else ()
     return exc

@@ -315,5 +315,6 @@ def error_reply(exc: BaseException) -> dict:
         "type": type(exc).__name__,
         "message": str(exc)[:1500],
         "course": isinstance(exc, CourseError),
+        "refused": bool(getattr(exc, "refused", False)),  # Numba refused the kernel: failed, not error
         "frames": frames[-40:],
     }
