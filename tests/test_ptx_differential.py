@@ -176,7 +176,8 @@ def test_course_scan_picks_up_a_new_kernel(monkeypatch):
         course, "found_sources", lambda: [*real(), ("solutions/99_new.ipynb cell 1: src", "source", planted)]
     )
     names = [c.name for c in course.source_cases()]
-    assert "course-99_new-c1-src-brand_new" in names
+    assert f"course-{course._label('solutions/99_new.ipynb cell 1: src', planted)}-brand_new" in names
+    assert [n for n in names if n.startswith("course-99_new-src-") and n.endswith("-brand_new")]
 
 
 # -- the comparison must be able to fail
@@ -234,3 +235,18 @@ def test_a_perturbed_stored_result_fails_the_replay():
             flat[5] ^= 1
         v = judge(case, bad, cpu)[out]
         assert not v.ok and v.bad == 1, (case.name, v)
+
+
+def test_a_course_case_is_named_by_its_source_not_its_cell():
+    """A case's name seeds its inputs: with the cell number in it, adding a cell above a CUDA C source
+    renamed the case and made `make test` fail until someone re-ran the differential on a GPU."""
+    import re
+
+    from ptx_corpus import course
+
+    names = [c.name for c in course.source_cases()]
+    assert names and not [n for n in names if re.search(r"-c\d+-", n)]
+    where = "solutions/08_cupy.ipynb cell 17: saxpy_src"
+    unit = 'extern "C" __global__ void saxpy() {}'
+    assert course._label(where, unit) == course._label(where.replace("17", "19"), unit)
+    assert course._label(where, unit) != course._label(where, unit + " ")

@@ -75,12 +75,16 @@ def _generic_make(sig):
     return make
 
 
-def _label(where):
-    """'solutions/08_cupy.ipynb cell 17: saxpy_src' -> '08_cupy-c17-saxpy_src'."""
-    m = re.match(r"(?:solutions|helpers/problems)/([\w.]+?)(?:\.ipynb|\.py)(?: cell (\d+))?: (\w+)", where)
+def _label(where, unit):
+    """'solutions/08_cupy.ipynb cell 17: saxpy_src' -> '08_cupy-saxpy_src-1a2b', the last part from
+    the source text. Why not the cell number: a case's name seeds its inputs, so a cell added above
+    a source would change its name and need a new GPU run; the source's own hash changes only when
+    the source does (and then its GPU result must be recorded again anyway)."""
+    tag = f"{zlib.crc32(unit.encode()) & 0xFFFF:04x}"
+    m = re.match(r"(?:solutions|helpers/problems)/([\w.]+?)(?:\.ipynb|\.py)(?: cell \d+)?: (\w+)", where)
     if not m:
-        return re.sub(r"\W+", "_", where)[:40] + f"-{zlib.crc32(where.encode()) & 0xFFFF:04x}"
-    return f"{m.group(1)}-{'c' + m.group(2) + '-' if m.group(2) else ''}{m.group(3)}"
+        return re.sub(r"\W+", "_", re.sub(r" cell \d+", "", where))[:40] + f"-{tag}"
+    return f"{m.group(1)}-{m.group(2)}-{tag}"
 
 
 def found_sources():
@@ -120,7 +124,7 @@ def source_cases():
             one_thread = kind == "reduction"  # the ReductionKernel stand-in is one thread's loop
             arrays = tuple(n for n, ptr, _ in sig if ptr)  # inputs too: they must come back unchanged
             case = Case(
-                f"course-{_label(where)}-{kernel}",
+                f"course-{_label(where, unit)}-{kernel}",
                 "course",
                 unit,
                 kernel,
