@@ -255,6 +255,8 @@ def elementwise_source(
     (``const float s`` in the kernel's parameter list), not through a pointer.
     """
     _texts(operation=operation, name=name)
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):  # it becomes the kernel's C name, as in CuPy
+        raise LearnerValueError(f"name must be a C identifier such as 'scale_add' (letters, digits, _), not {name!r}.")
     ins, outs = _params(in_params), _params(out_params)
     if isinstance(scalars, str) or not all(isinstance(v, str) for v in _listed(scalars)):
         raise LearnerTypeError(f"scalars must be a tuple of parameter names, such as ('a',), not {shown(scalars)}.")

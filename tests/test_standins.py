@@ -407,3 +407,19 @@ def test_the_banner_says_where_cuda_c_launches_run():
     assert "CUDA C launches (CuPy, PyCUDA, cuda.core, driver API) run in the course's PTX interpreter" in (
         helpers.banner_text()
     )
+
+
+def test_a_launch_of_no_threads_is_answered_as_each_library_answers_it():
+    """Checked on an H200: CuPy launches nothing and says nothing; the driver answers
+    CUDA_ERROR_INVALID_VALUE; PyCUDA and cuda.core refuse (the stand-ins with a sentence)."""
+    k = cp.RawKernel('extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }', "k")
+    x = cp.zeros(4, dtype=cp.float32)
+    k((0,), (4,), (x,))
+    k((1,), (0,), (x,))
+    assert not cp.asnumpy(x).any()  # nothing ran
+    mod = cuda_c.check(driver.cuModuleLoadData(cuda_c.compile('extern "C" __global__ void k() {}', target="cubin")))
+    f = cuda_c.check(driver.cuModuleGetFunction(mod, b"k"))
+    assert driver.cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, None, None, 0)[0] == driver.CUresult.CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(LearnerError, match="launches nothing"):
+        core.LaunchConfig(grid=0, block=32)
+    assert driver.cuModuleLoadData(b"garbage")[0] == driver.CUresult.CUDA_ERROR_INVALID_IMAGE

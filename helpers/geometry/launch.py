@@ -9,6 +9,7 @@ so neighbouring threads touch neighbouring elements of a row (row-major memory).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +66,20 @@ class Launch:
     shape: tuple[int, ...]
     block: tuple[int, int]  # threads per block (x, y)
     grid: tuple[int, int]  # blocks per grid (x, y)
+
+    def __post_init__(self):
+        # built by launch_1d / launch_2d, which check their arguments; a Launch made by hand gets a sentence too
+        for name, least in (("shape", 0), ("block", 1), ("grid", 0)):  # a 0-block grid is drawn as refused
+            v = getattr(self, name)
+            if not (
+                isinstance(v, tuple)
+                and 1 <= len(v) <= 3
+                and all(isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= least for k in v)
+            ):
+                raise LearnerError(
+                    f"Launch's {name} must be a tuple of whole numbers of at least {least}, such as (32, 8), not "
+                    f"{shown(v)}: launch_1d(n, threads) and launch_2d(shape, block) build one for you."
+                )
 
     @property
     def ndim(self) -> int:

@@ -123,17 +123,28 @@ def whole_number(value, what: str, minimum: int = 0) -> int:
     return int(value)
 
 
-def dims(value, what: str) -> tuple:
-    """An int or a 1-3 tuple of launch dimensions, as every library accepts them."""
+def dims(value, what: str, empty_ok: bool = False) -> tuple:
+    """An int or a 1-3 tuple of launch dimensions, as every library accepts them. A 0 is refused,
+    as cuda.core, PyCUDA and the driver refuse it, unless ``empty_ok`` (CuPy launches nothing:
+    checked on an H200)."""
 
     def whole(v):
         return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
     if whole(value):
-        return (int(value),)
-    if isinstance(value, (tuple, list)) and all(whole(v) for v in value):
-        return tuple(int(v) for v in value)
-    raise LearnerError(f"{what} must be an int or a tuple of 1 to 3 ints, such as 4 or (16, 16), not {shown(value)}.")
+        out = (int(value),)
+    elif isinstance(value, (tuple, list)) and 1 <= len(value) <= 3 and all(whole(v) for v in value):
+        out = tuple(int(v) for v in value)
+    else:
+        raise LearnerError(
+            f"{what} must be an int or a tuple of 1 to 3 ints, such as 4 or (16, 16), not {shown(value)}."
+        )
+    if min(out) < 1 and not (empty_ok and min(out) == 0):  # cuda.core: "value must be >= 1"; PyCUDA: invalid argument
+        raise LearnerError(
+            f"{what} {shown(value)} launches nothing: every dimension must be at least 1, e.g. "
+            "(n + threads - 1) // threads blocks for n elements."
+        )
+    return out
 
 
 def pointer_args(args, source: str, kernel: str):
@@ -167,7 +178,10 @@ def run(library, source, ptx_text, kernel, grid, block, args, *, shared=0, pytho
 
     `library` names the stand-in in the sentence ("CuPy RawKernel"); `ptx_text` may be None (then
     `source` is compiled); arrays in `args` are updated in place, as a launch would update them."""
-    grid, block = dims(grid, "grid"), dims(block, "block")
+    empty_ok = library.startswith("CuPy")
+    grid, block = dims(grid, "grid", empty_ok), dims(block, "block", empty_ok)
+    if min(grid + block) == 0:  # CuPy: a launch of no threads does nothing, and says nothing
+        return None
     r = ptx.run(
         ptx_text if ptx_text is not None else source,
         kernel,

@@ -115,8 +115,10 @@ def cuModuleLoadData(image):  # noqa: N802
         ptx_text = _launch.compile_ptx(source, tuple(options))[0]
     elif data[:4] == b"\x7fELF":
         raise _launch.needs_gpu("Loading a CUBIN not compiled by helpers.cuda_c in this process", SUPPORTED)
+    elif b".version" not in data:  # neither a CUBIN nor PTX: the driver's answer on an H200
+        return (CUresult.CUDA_ERROR_INVALID_IMAGE, None)
     else:  # PTX from elsewhere: it runs, but a verdict cannot quote the source
-        source, ptx_text = None, data.rstrip(b"\0 ").decode()
+        source, ptx_text = None, data.rstrip(b"\0 ").decode(errors="replace")
     return (OK, _Handle("module", id(data), source=source, ptx=ptx_text))
 
 
@@ -211,6 +213,9 @@ def cuLaunchKernel(  # noqa: N802
     if extra not in (0, None):
         raise _launch.needs_gpu("cuLaunchKernel with extra=", SUPPORTED)
     f = _handle(f, "function", "cuLaunchKernel", "cuModuleGetFunction")
+    sizes = (gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ)
+    if all(isinstance(v, (int, np.integer)) for v in sizes) and min(sizes) < 1:
+        return (CUresult.CUDA_ERROR_INVALID_VALUE,)  # as the driver answers a launch of no threads
     name, mod = f.data["name"], f.data["module"]
     args = _launch.pointer_args(_read_params(f, kernelParams), mod.data["source"], name)
     _launch.run(

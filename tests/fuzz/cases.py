@@ -1533,3 +1533,37 @@ HOSTILE = r"(pass your (function|@cuda.jit kernel) itself|give the CUDA C as a s
 for _ex, (_answer, _expect) in EXERCISES.items():
     case(f"{_ex}_wrong_kind_of_answer", rf"nb\d\d\.\w+: .*{_expect}", f"{_ex}.check({_answer})")
     case(f"{_ex}_hostile_object", rf"✗ {_ex}: .*{HOSTILE}", f"{_ex}.check(evil)")
+
+# --- wrong inputs that used to be accepted without a word (noticed in the fuzz round, fixed later)
+case(
+    "launch_made_by_hand_from_strings",
+    r"Launch's shape must be a tuple of whole numbers of at least 0.*launch_1d",
+    "geometry.Launch('a', 'b', 'c')",
+)
+case(
+    "core_launch_config_zero_grid",  # the real cuda.core says "LaunchConfig.grid value must be >= 1 (got 0)"
+    r"grid 0 launches nothing: every dimension must be at least 1",
+    CORE + "core.LaunchConfig(grid=0, block=0)",
+)
+case(
+    "core_launch_config_zero_block_dimension",
+    r"block \(32, 0\) launches nothing",
+    CORE + "core.LaunchConfig(grid=1, block=(32, 0))",
+)
+case(
+    "elementwise_source_name_not_an_identifier",
+    r"name must be a C identifier such as 'scale_add'",
+    "cuda_c.elementwise_source('float32 x', 'float32 y', 'y = x', name='not a name')",
+)
+case(
+    "driver_module_load_garbage",  # the driver (H200): CUDA_ERROR_INVALID_IMAGE, not a module
+    r"CUDA_ERROR_INVALID_IMAGE",
+    DRIVER + "cuda_c.check(driver.cuModuleLoadData(b'garbage'))",
+)
+case(
+    "pycuda_launch_zero_grid",  # the real PyCUDA: "cuLaunchKernel failed: invalid argument"
+    r"grid \(0, 1\) launches nothing",
+    PYCUDA
+    + "f = SourceModule('__global__ void k(float *x) { x[threadIdx.x] = 1; }').get_function('k')\n"
+    + "f(drv.Out(np.zeros(4, np.float32)), grid=(0, 1), block=(4, 1, 1))",
+)
