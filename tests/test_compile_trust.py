@@ -202,3 +202,38 @@ def test_a_gpu_launch_numba_refused_gets_the_compile_sentence_not_numbas_report(
     assert "\x1b" not in str(refused) and "\n" not in str(refused)
     assert _refusal(good, ARGS, TypingError("a typing error of a kernel that compiles here")) is None
     assert _refusal(uses_list, ARGS, RuntimeError("an illegal address")) is None  # a crash, not a refusal
+
+
+def test_one_submissions_slow_compile_does_not_hold_up_anothers():
+    """The batch grader judges submissions side by side, each with its own compile server; their
+    compiles used to wait in one shared queue, so a neighbour's 60 s compile delayed every other."""
+    import threading
+    import time
+
+    release = threading.Event()
+
+    class Server:
+        def __init__(self, slow):
+            self.slow = slow
+
+        def ask(self, request, timeout):
+            if self.slow:
+                release.wait(10)
+            return {"ok": True}
+
+        def alive(self):
+            return True
+
+        def close(self):
+            pass
+
+    slow, quick = client.Private(lambda: Server(True)), client.Private(lambda: Server(False))
+    try:
+        stuck = client.submit({"k": 1}, state=slow)
+        t0 = time.perf_counter()
+        assert client.submit({"k": 2}, state=quick).result(timeout=5) == {"ok": True}
+        assert time.perf_counter() - t0 < 2 and not stuck.done()
+    finally:
+        release.set()
+        slow.close()
+        quick.close()

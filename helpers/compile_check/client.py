@@ -139,6 +139,8 @@ class Private(_State):
     def __init__(self, start):
         super().__init__()
         self._start = start
+        # its own waiting thread: one submission's slow compile never holds up another's
+        self.waiter = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile-check")
 
     def get(self) -> Server:
         if self.server is None or not self.server.alive():
@@ -149,6 +151,7 @@ class Private(_State):
         if self.server is not None:
             self.server.close()
             self.server = None
+        self.waiter.shutdown(wait=False, cancel_futures=True)
 
 
 # One thread waits on the server while the caller goes on tracing: the compile (in another
@@ -158,7 +161,7 @@ _waiter = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefi
 
 def submit(request: dict, timeout=COMPILE_TIMEOUT, state=None) -> concurrent.futures.Future:
     """`compile_request` in the background; the future's result is the answer or raises Unavailable."""
-    return _waiter.submit(compile_request, request, timeout, state)
+    return getattr(state, "waiter", _waiter).submit(compile_request, request, timeout, state)
 
 
 def clear_cache():
