@@ -140,3 +140,18 @@ def _worker_for(tmp_path, seconds=30.0):
     from helpers.grading.execute import _worker
 
     return _worker("tracer", tmp_path, Settings(), None, seconds)
+
+
+def test_a_tracer_worker_that_dies_gives_a_sentence_not_a_pass(tmp_path):
+    import sys
+
+    from helpers.grading.workers import WorkerGone
+
+    w = Worker("tracer", ENV, wrap=lambda argv, env: ([sys.executable, "-c", "import sys; sys.exit(3)"], env))
+    try:
+        with pytest.raises(
+            WorkerGone, match=r"the grader's tracer stopped \(out of memory\?\) while running your kernel"
+        ):
+            w.request("trace", request={}, grid=1, block=1, args=[], outputs=[])
+    finally:
+        w.close()

@@ -87,20 +87,26 @@ class Worker:
                 line = None
             except queue.Empty:
                 self.close()
-                raise WorkerGone(f"took longer than {self.timeout:.0f} s") from None
+                raise WorkerGone(self._said(f"took longer than {self.timeout:.0f} s")) from None
             if line is None:
                 self.close()
-                raise WorkerGone("stopped (out of memory?)")
+                raise WorkerGone(self._said("stopped (out of memory?)"))
             try:
                 msg = _wire.loads(line)
                 reply = _wire.decode(msg.get("reply")) if "reply" in msg else None
             except (_wire.WireError, AttributeError):
-                raise WorkerGone("answered with something else") from None
+                raise WorkerGone(self._said("answered with something else")) from None
             if isinstance(msg.get("error"), dict):
                 raise remote.raised(msg["error"])
             if not isinstance(reply, dict):
-                raise WorkerGone("answered with something else")
+                raise WorkerGone(self._said("answered with something else"))
             return reply
+
+    def _said(self, what: str) -> str:
+        """One sentence for the student when the worker failed them (NVRTC's is built in compile)."""
+        if self.kind == "nvrtc":
+            return what
+        return f"the grader's tracer {what} while running your kernel: is a loop missing its exit, or an array too big?"
 
     def compile(self, **request) -> dict:
         """NVRTC's reply: ``{"out": bytes}`` or ``{"compile_error": ..., "log": ...}``."""
