@@ -155,3 +155,74 @@ def test_a_tracer_worker_that_dies_gives_a_sentence_not_a_pass(tmp_path):
             w.request("trace", request={}, grid=1, block=1, args=[], outputs=[])
     finally:
         w.close()
+
+
+def test_the_tracer_workers_launch_writes_outputs_and_reports_stray_writes():
+    """On a GPU the judge's own process also launches the rebuilt kernel (here on Numba's
+    simulator, the same code path): the outputs come back; a failed launch restarts the process."""
+    import numpy as np
+    from numba import cuda
+
+    from helpers.compile_check import describe
+    from helpers.grading import workers
+
+    @cuda.jit
+    def twice(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = 2 * x[i]
+
+    @cuda.jit
+    def twice_unguarded(x, out):
+        i = cuda.grid(1)
+        out[i] = 2 * x[i % x.size]
+
+    import linecache
+
+    x = np.arange(10, dtype=np.float32)
+    # described first: rebuilding registers the kernels' lines, as the worker process does for its own
+    good, stray = (describe.request(k, [x, x]) for k in (twice, twice_unguarded))
+    lines = dict(linecache.cache)
+    try:
+        args = [x, np.zeros(10, np.float32)]
+        got = workers.HANDLERS["tracer"]["gpu"]({"request": good, "grid": 1, "block": 16, "args": args}, {})
+        assert np.array_equal(got["args"][1], 2 * x) and got["hits"] == []
+        # the simulator stops a stray write where a GPU writes into the guard band; either way a launch
+        # that failed marks the process for a restart (a CUDA context may not survive it)
+        state = {}
+        with pytest.raises(Exception, match="failed on the GPU"):
+            workers.HANDLERS["tracer"]["gpu"]({"request": stray, "grid": 1, "block": 16, "args": args}, state)
+        assert state.get("restart") is True
+    finally:
+        linecache.cache.clear()
+        linecache.cache.update(lines)
+
+
+def test_after_a_failed_launch_the_next_request_gets_a_fresh_worker(tmp_path):
+    import numpy as np
+    from numba import cuda
+
+    from helpers.compile_check import describe
+
+    @cuda.jit
+    def copy(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = x[i]
+
+    @cuda.jit
+    def copy_unguarded(x, out):
+        i = cuda.grid(1)
+        out[i] = x[i]
+
+    x = np.arange(6, dtype=np.float32)
+    good, stray = (describe.request(k, [x, x]) for k in (copy, copy_unguarded))
+    w = _worker_for(tmp_path)
+    try:
+        with pytest.raises(Exception, match="failed on the GPU"):
+            w.request("gpu", request=stray, grid=1, block=8, args=[x, np.zeros(6, np.float32)])
+        assert w.proc is None  # it said it would exit: closed here, never written to again
+        got = w.request("gpu", request=good, grid=1, block=8, args=[x, np.zeros(6, np.float32)])
+        assert np.array_equal(got["args"][1], x)
+    finally:
+        w.close()

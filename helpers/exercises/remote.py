@@ -241,7 +241,15 @@ class RemoteKernel(RemoteFunction):
         return pending.req if pending.result().ok is True else None
 
     def run_gpu(self, grid, block, call_args):
-        reply = self._channel.request("gpu", handle=self._handle, grid=grid, block=block, args=list(call_args))
+        """A launch on the GPU with guard bands: by the judge's own process from the accepted
+        description, as ``trace``, else in the student's process (a refused or unchecked kernel)."""
+        fields = {"grid": grid, "block": block, "args": list(call_args)}
+        tracer = getattr(self._channel, "tracer", None)
+        description = self._compiled_description(call_args) if tracer is not None else None
+        if description is not None:
+            reply = tracer.request("gpu", request=description, **fields)
+        else:
+            reply = self._channel.request("gpu", handle=self._handle, **fields)
         _write_back(call_args, reply.get("args"))
         return [(int(p), int(e)) for p, e in reply.get("hits") or ()]
 

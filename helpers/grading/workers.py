@@ -12,7 +12,8 @@ cap, and never runs the student's notebook:
 - ``tracer``: the kernel is rebuilt from its vetted description (``compile_check/trust.py``,
   ``compile_check/rebuild.py``), and the judge sends it here only after the judge's own Numba
   compile server accepted that description: a kernel Numba compiles can only do what a GPU
-  kernel can, so running it on the tracer here cannot reach the tracer itself.
+  kernel can, so running it on the tracer here cannot reach the tracer itself. On a GPU the same
+  process also launches it (with guard bands), so the outputs the judge compares are its own.
 
 One wire-encoded request per stdin line, one reply per stdout line.
 """
@@ -96,6 +97,8 @@ class Worker:
                 reply = _wire.decode(msg.get("reply")) if "reply" in msg else None
             except (_wire.WireError, AttributeError):
                 raise WorkerGone(self._said("answered with something else")) from None
+            if msg.get("restart") is True:  # it exits after this reply: never write to it again
+                self.close()
             if isinstance(msg.get("error"), dict):
                 raise remote.raised(msg["error"])
             if not isinstance(reply, dict):
@@ -171,6 +174,20 @@ def _trace(body: dict, state: dict) -> dict:
     return trace_reply(t, args, state["next"])
 
 
+def _gpu(body: dict, state: dict) -> dict:
+    """The rebuilt kernel launched on this process's GPU with guard bands (exercises/kernels.py)."""
+    from ..exercises.kernels import run_gpu
+
+    kernel = rebuilt_kernel(body["request"])
+    args = list(body.get("args") or [])
+    try:
+        hits = run_gpu(kernel, _grid(body["grid"]), _grid(body["block"]), args)
+    except Exception:
+        state["restart"] = True  # a failed launch can leave the CUDA context unusable: a fresh process next
+        raise
+    return {"args": args, "hits": [[int(p), int(e)] for p, e in hits]}
+
+
 def _show(body: dict, state: dict) -> dict:
     from .serve import picture
 
@@ -181,7 +198,7 @@ def _grid(g):
     return tuple(int(v) for v in g) if isinstance(g, (tuple, list)) else int(g)
 
 
-HANDLERS = {"nvrtc": {"nvrtc": _nvrtc}, "tracer": {"trace": _trace, "show": _show}}
+HANDLERS = {"nvrtc": {"nvrtc": _nvrtc}, "tracer": {"trace": _trace, "show": _show, "gpu": _gpu}}
 
 
 def main(kind: str, seconds: float = COMPILE_TIMEOUT):
@@ -215,5 +232,10 @@ def main(kind: str, seconds: float = COMPILE_TIMEOUT):
             reply = {"reply": _wire.encode(done)}
         except Exception as e:  # noqa: BLE001 - every failure is an answer, never a dead worker
             reply = {"error": error_reply(e)}
+        restart = state.pop("restart", False)
+        if restart:
+            reply["restart"] = True
         out.write(_wire.dumps(reply))
         out.flush()
+        if restart:
+            os._exit(0)  # the judge starts a fresh worker for the next request (Worker.request)
