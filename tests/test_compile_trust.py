@@ -98,6 +98,12 @@ HOSTILE = {
     "a signature that runs code": lambda r: r.__setitem__("signature", "\"__import__('os').getcwd()\""),
     "a signature naming a builtin": lambda r: r.__setitem__("signature", "open('x')"),
     "an unknown key": lambda r: r.__setitem__("extra", 1),
+    "a source nested past the parser": lambda r: _source(
+        r,
+        "def good(x, out, n):\n" + "".join("    " * (k + 1) + "if x:\n" for k in range(300)) + "    " * 301 + "pass\n",
+    ),
+    "functions that are not a list of dicts": lambda r: r.__setitem__("functions", [1, 2]),
+    "globals whose spec is a number": lambda r: r["globals"].__setitem__("SCALE", 5),
     "a kernel name that is not a name": lambda r: r.__setitem__("kernel", "good; import os"),
 }
 

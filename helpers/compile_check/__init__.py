@@ -82,6 +82,8 @@ def start_request(req, state=None, timeout=client.COMPILE_TIMEOUT) -> Pending:
         req = vet(req)
     except describe.NotDescribable as e:
         return skipped(str(e))
+    except (RecursionError, MemoryError, TypeError, AttributeError, KeyError):  # nested or shaped past the parser
+        return skipped("the kernel was described oddly")
     return Pending(req, client.submit(req, timeout, state))
 
 
