@@ -81,7 +81,7 @@ def type_text(text, names=frozenset(), what="a type") -> str:
         if isinstance(node, ast.keyword) and (node.arg is None or node.arg.startswith("_")):
             raise NotDescribable(f"{what} passes **kwargs")
     if isinstance(tree.body, ast.Constant) and isinstance(tree.body.value, str):  # "void(float32[:])"
-        return type_text(tree.body.value, names, what) and text
+        type_text(tree.body.value, names, what)  # Numba evals that string too
     return text
 
 

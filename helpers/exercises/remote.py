@@ -225,31 +225,26 @@ class RemoteKernel(RemoteFunction):
         only do what a GPU kernel can, so nothing of the student's can reach that tracer. Only a
         kernel the grader's compiler refused or could not check (it then fails, or stays
         unchecked, whatever its trace says) is traced in the student's process."""
-        fields = {"grid": grid, "block": block, "args": list(call_args), "outputs": list(outputs)}
-        tracer = getattr(self._channel, "tracer", None)
-        description = self._compiled_description(call_args) if tracer is not None else None
-        if description is not None:
-            where, reply = tracer, tracer.request("trace", request=description, **fields)
-        else:
-            where, reply = self._channel, self._channel.request("trace", handle=self._handle, **fields)
+        where, kernel = self._runner(call_args)
+        reply = where.request("trace", **kernel, grid=grid, block=block, args=list(call_args), outputs=list(outputs))
         _write_back(call_args, reply.get("args"))
         return RemoteTrace(where, reply)
 
-    def _compiled_description(self, call_args):
-        """The vetted description of the kernel when the grader's compiler accepted it, else None."""
-        pending = self.compile_check(call_args)
-        return pending.req if pending.result().ok is True else None
+    def _runner(self, call_args):
+        """Where to run the kernel and how to name it there: the judge's tracer process with the
+        vetted description once the grader's compiler accepted it, else the student's process."""
+        tracer = getattr(self._channel, "tracer", None)
+        if tracer is not None:
+            pending = self.compile_check(call_args)
+            if pending.result().ok is True:
+                return tracer, {"request": pending.req}
+        return self._channel, {"handle": self._handle}
 
     def run_gpu(self, grid, block, call_args):
         """A launch on the GPU with guard bands: by the judge's own process from the accepted
         description, as ``trace``, else in the student's process (a refused or unchecked kernel)."""
-        fields = {"grid": grid, "block": block, "args": list(call_args)}
-        tracer = getattr(self._channel, "tracer", None)
-        description = self._compiled_description(call_args) if tracer is not None else None
-        if description is not None:
-            reply = tracer.request("gpu", request=description, **fields)
-        else:
-            reply = self._channel.request("gpu", handle=self._handle, **fields)
+        where, kernel = self._runner(call_args)
+        reply = where.request("gpu", **kernel, grid=grid, block=block, args=list(call_args))
         _write_back(call_args, reply.get("args"))
         return [(int(p), int(e)) for p, e in reply.get("hits") or ()]
 

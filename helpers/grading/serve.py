@@ -162,19 +162,9 @@ class Server:
             kwargs = request.get("kwargs") or {}
             return {"value": obj(*args, **{str(k): v for k, v in kwargs.items()})}
         if op == "trace":
-            from ..exercises.kernels import run_traced
-
-            t = run_traced(obj, _grid(request["grid"]), _grid(request["block"]), args, request.get("outputs") or [])
-            self._next += 1
-            self.traces[self._next] = t
-            for old in sorted(self.traces)[:-_MAX_TRACES]:
-                del self.traces[old]
-            return trace_reply(t, args, self._next)
+            return trace_op(obj, request, self.traces)
         if op == "gpu":
-            from ..exercises.kernels import run_gpu
-
-            hits = run_gpu(obj, _grid(request["grid"]), _grid(request["block"]), args)
-            return {"args": args, "hits": [[int(p), int(e)] for p, e in hits]}
+            return gpu_op(obj, request)
         if op == "compile":  # described here, compiled by the grader's own server (compile_check/trust.py)
             from ..compile_check import describe
 
@@ -249,6 +239,31 @@ class Server:
         if op == "show":
             return picture(self.traces.get(request.get("trace")), int(request.get("block") or 0))
         raise LookupError(f"unknown operation {op!r}")
+
+
+def trace_op(kernel, request: dict, traces: dict) -> dict:
+    """Trace ``kernel`` on the request's launch, keeping the trace in ``traces`` for pictures (the
+    last few: the judge asks right after a failing trace). This process's answer to "trace", and the
+    judge's tracer process's (workers.py)."""
+    from ..exercises.kernels import run_traced
+
+    args = list(request.get("args") or [])
+    grid, block = _grid(request["grid"]), _grid(request["block"])
+    t = run_traced(kernel, grid, block, args, list(request.get("outputs") or []))
+    tid = max(traces, default=0) + 1
+    traces[tid] = t
+    for old in sorted(traces)[:-_MAX_TRACES]:
+        del traces[old]
+    return trace_reply(t, args, tid)
+
+
+def gpu_op(kernel, request: dict) -> dict:
+    """Launch ``kernel`` on the GPU with guard bands: the arrays afterwards and the band hits."""
+    from ..exercises.kernels import run_gpu
+
+    args = list(request.get("args") or [])
+    hits = run_gpu(kernel, _grid(request["grid"]), _grid(request["block"]), args)
+    return {"args": args, "hits": [[int(p), int(e)] for p, e in hits]}
 
 
 def trace_reply(t, args, tid) -> dict:

@@ -35,7 +35,6 @@ BOOT = "import sys; sys.path[:0] = {paths!r}; from helpers.grading.workers impor
 GRACE = 10.0  # past a request's time: the worker's own watchdog names the kernel's line first
 COMPILE_TIMEOUT = 60.0
 MEMORY = 4096 << 20  # NVRTC needs a few hundred MB, the tracer as much as the child; a bomb stops here
-_MAX_TRACES = 8  # traces kept for pictures: the judge asks right after a failing trace
 
 
 class WorkerGone(CourseError):
@@ -159,43 +158,27 @@ def rebuilt_kernel(description: dict):
 
 
 def _trace(body: dict, state: dict) -> dict:
-    from ..exercises.kernels import run_traced
-    from .serve import trace_reply
+    from .serve import trace_op
 
-    kernel = rebuilt_kernel(body["request"])
-    args = list(body.get("args") or [])
-    grid, block = _grid(body["grid"]), _grid(body["block"])
-    t = run_traced(kernel, grid, block, args, list(body.get("outputs") or []))
-    state["next"] = state.get("next", 0) + 1
-    traces = state.setdefault("traces", {})
-    traces[state["next"]] = t
-    for old in sorted(traces)[:-_MAX_TRACES]:
-        del traces[old]
-    return trace_reply(t, args, state["next"])
+    return trace_op(rebuilt_kernel(body["request"]), body, state.setdefault("traces", {}))
 
 
 def _gpu(body: dict, state: dict) -> dict:
     """The rebuilt kernel launched on this process's GPU with guard bands (exercises/kernels.py)."""
-    from ..exercises.kernels import run_gpu
+    from .serve import gpu_op
 
     kernel = rebuilt_kernel(body["request"])
-    args = list(body.get("args") or [])
     try:
-        hits = run_gpu(kernel, _grid(body["grid"]), _grid(body["block"]), args)
+        return gpu_op(kernel, body)
     except Exception:
         state["restart"] = True  # a failed launch can leave the CUDA context unusable: a fresh process next
         raise
-    return {"args": args, "hits": [[int(p), int(e)] for p, e in hits]}
 
 
 def _show(body: dict, state: dict) -> dict:
     from .serve import picture
 
     return picture(state.get("traces", {}).get(body.get("trace")), int(body.get("block") or 0))
-
-
-def _grid(g):
-    return tuple(int(v) for v in g) if isinstance(g, (tuple, list)) else int(g)
 
 
 HANDLERS = {"nvrtc": {"nvrtc": _nvrtc}, "tracer": {"trace": _trace, "show": _show, "gpu": _gpu}}
