@@ -3,7 +3,7 @@
     COURSE_MODE=gpu python bench/launch_cost.py --out docs/data/launch_cost.json --docs docs/benchmarks.md
 
 Host cost: launch a 256-thread kernel many times, synchronize once, host time / launches (median of
-rounds). Every way is checked for a right result first. Also the mistake notebook 11 used to make:
+rounds). Every way is checked for a right result first. Also a timing mistake worth measuring:
 timing one large launch with CUDA events includes the host's launch cost (the start event fires
 before Python has queued the kernel); a queued batch behind one untimed launch does not.
 """
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     import cupy as cp
 
-    from bench.sgemm_tune import machine
+    from bench.timing import machine
 
     sync = cp.cuda.Device().synchronize
     ways, (x, y, out) = launchers(THREADS)

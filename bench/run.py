@@ -19,12 +19,9 @@ import datetime
 import math
 import os
 import platform
-import statistics
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -37,6 +34,7 @@ os.environ["CUPY_TF32"] = "0"
 os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
 
 from bench import report  # noqa: E402  (pure Python: fine without a GPU)
+from bench.timing import FULL, QUICK, Sizes, Timer  # noqa: E402  (imports CuPy only when a Timer is made)
 
 KEYS = (
     "copy_kernel",
@@ -54,25 +52,6 @@ KEYS = (
     "sgemm_gen_db",
     "sgemm_tuned",
     "sgemm_c",
-)
-
-
-@dataclass(frozen=True)
-class Sizes:
-    stream_n: int  # elements of each streaming array
-    reduce_n: int
-    transpose: int  # square side
-    sgemm: int  # M = N = K
-    repeats: int  # timed batches per kernel
-    batch_seconds: float  # aim for batches this long (at most 50 launches)
-    budget_seconds: float  # stop adding batches to a slow kernel after this long
-
-
-FULL = Sizes(
-    stream_n=1 << 26, reduce_n=1 << 27, transpose=8192, sgemm=4096, repeats=15, batch_seconds=0.004, budget_seconds=4.0
-)
-QUICK = Sizes(
-    stream_n=1 << 24, reduce_n=1 << 25, transpose=4096, sgemm=2048, repeats=5, batch_seconds=0.002, budget_seconds=1.0
 )
 
 
@@ -101,143 +80,17 @@ def parse_args(argv=None):
     return args
 
 
-# ------------------------------------------------------------------------------ GPU plumbing
+# ------------------------------------------------------------------------------ the course's kernels
 
 
-class Bench:
-    """Everything that touches the GPU: timing, ceilings and one function per kernel."""
+class Bench(Timer):
+    """The timer (bench/timing.py) plus one method per course kernel (`k_<key>`)."""
 
     def __init__(self, sizes: Sizes, seed: int, log=print):
-        import cupy as cp
-        from numba import cuda
-
+        super().__init__(sizes, seed, log)  # CuPy and Numba first, then the kernels' module
         from bench import kernels
 
-        self.cp, self.cuda, self.k = cp, cuda, kernels
-        self.sizes, self.seed, self.log = sizes, seed, log
-        self.rng = cp.random.default_rng(seed)
-        self.dev = cuda.get_current_device()
-        self.sm_count = int(self.dev.MULTIPROCESSOR_COUNT)
-
-    # -- inputs --------------------------------------------------------------------------------
-    def rand(self, shape, low=-1.0, high=1.0):
-        cp = self.cp
-        return self.rng.random(shape, dtype=cp.float32) * cp.float32(high - low) + cp.float32(low)
-
-    def nb(self, a):
-        """A Numba view of a CuPy array (no copy, no stream sync: both use the default stream)."""
-        return self.cuda.as_cuda_array(a, sync=False)
-
-    def free(self):
-        self.cp.cuda.Device().synchronize()
-        self.cp.get_default_memory_pool().free_all_blocks()
-
-    # -- timing --------------------------------------------------------------------------------
-    def time(self, launch: Callable[[], None]):
-        """Median seconds per launch, and the number of timed batches.
-
-        One untimed launch goes first in every batch so that the GPU is busy while Python queues
-        the timed ones: the start event then fires when the untimed launch ends, with the timed
-        launches already waiting, and Numba's per-launch Python overhead is not measured.
-        """
-        cuda = self.cuda
-        launch()
-        cuda.synchronize()
-        t0 = time.perf_counter()
-        launch()
-        cuda.synchronize()
-        rough = max(time.perf_counter() - t0, 1e-6)
-        inner = int(min(50, max(1, math.ceil(self.sizes.batch_seconds / rough))))
-        start, end = cuda.event(timing=True), cuda.event(timing=True)
-        samples = []
-        began = time.perf_counter()
-        for _ in range(self.sizes.repeats):
-            launch()
-            start.record()
-            for _ in range(inner):
-                launch()
-            end.record()
-            end.synchronize()
-            samples.append(cuda.event_elapsed_time(start, end) / 1e3 / inner)
-            if len(samples) >= 3 and time.perf_counter() - began > self.sizes.budget_seconds:
-                break
-        return statistics.median(samples), len(samples)
-
-    # -- ceilings ------------------------------------------------------------------------------
-    def ceiling_copy(self):
-        cp = self.cp
-        n = self.sizes.stream_n
-        src, dst = self.rand(n), cp.empty(n, dtype=cp.float32)
-        nbytes = src.nbytes
-
-        def launch():
-            cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, cp.cuda.runtime.memcpyDeviceToDevice, 0)
-
-        launch()
-        if not bool((dst == src).all()):
-            raise RuntimeError("device-to-device copy produced different bytes")
-        seconds, runs = self.time(launch)
-        src = dst = None  # free the buffers now (launch() is not called again)
-        self.free()
-        return report.Ceiling(
-            "copy",
-            "Device-to-device copy",
-            2 * nbytes / seconds,
-            f"`cudaMemcpyAsync`, {nbytes / 2**20:.0f} MiB, read + write bytes, median of {runs}"
-            + self._nominal_bandwidth(2 * nbytes / seconds),
-        )
-
-    def _nominal_bandwidth(self, measured):
-        try:  # attributes the driver may not report (deprecated in CUDA 13 on some systems)
-            clock_khz = int(self.dev.MEMORY_CLOCK_RATE)
-            bus_bits = int(self.dev.GLOBAL_MEMORY_BUS_WIDTH)
-        except Exception:  # noqa: BLE001 - nice to have only
-            return ""
-        if not clock_khz or not bus_bits:
-            return ""
-        peak = 2 * clock_khz * 1e3 * bus_bits / 8
-        return (
-            f"; nominal DRAM peak from driver attributes {peak / 1e9:,.0f} GB/s "
-            f"(copy reaches {100 * measured / peak:.0f}%)"
-        )
-
-    def ceiling_sgemm(self):
-        cp = self.cp
-        from cupy._core import _routines_linalg as linalg
-
-        s = self.sizes.sgemm
-        A, B = self.rand((s, s)), self.rand((s, s))
-        C = cp.empty((s, s), dtype=cp.float32)
-
-        def launch():
-            cp.matmul(A, B, out=C)
-
-        launch()
-        err = self._sgemm_error(A, B, C)
-        compute = linalg.compute_type_to_str(linalg.get_compute_type(cp.float32))
-        tf32 = "TF32 suspected: error too large for FP32" if err > 1e-6 else "plain FP32"
-        seconds, runs = self.time(launch)
-        A = B = C = None  # free the buffers now (launch() is not called again)
-        self.free()
-        return report.Ceiling(
-            "sgemm",
-            "cuBLAS SGEMM (float32, TF32 off)",
-            2 * s**3 / seconds,
-            f"`cupy.matmul`, {s}³, CuPy compute type {compute}; scaled error vs float64 "
-            f"{err:.1e} ({tf32}); median of {runs}",
-        )
-
-    def _sgemm_error(self, A, B, C, rows=64):
-        """max |C - C64| / (|A| @ |B|) over a random sample of rows (float64 on the GPU)."""
-        cp = self.cp
-        import numpy as np
-
-        pick = np.random.default_rng(self.seed).choice(A.shape[0], size=min(rows, A.shape[0]), replace=False)
-        idx = cp.asarray(np.sort(pick))
-        A64, B64 = A[idx].astype(cp.float64), B.astype(cp.float64)
-        want = A64 @ B64
-        scale = cp.maximum(cp.abs(A64) @ cp.abs(B64), 1e-30)
-        return report.max_scaled_error(C[idx], want, scale, xp=cp)
+        self.k = kernels
 
     # -- kernels -------------------------------------------------------------------------------
     def run_kernel(self, key) -> report.Row:
@@ -363,7 +216,7 @@ class Bench:
         tol = s * 2.0**-24  # the worst-case bound for float32 sums of s products
 
         def check():
-            err = self._sgemm_error(A, B, C)
+            err = self.sgemm_error(A, B, C)
             return err <= tol, f"scaled error {err:.1e}, allowed {tol:.1e}"
 
         return self._measure(row, lambda: kernel[grid, block](a_, b_, c_), check)
@@ -427,7 +280,7 @@ class Bench:
         tol = s * 2.0**-24
 
         def check():
-            err = self._sgemm_error(A, B, C)
+            err = self.sgemm_error(A, B, C)
             return err <= tol, f"scaled error {err:.1e}, allowed {tol:.1e}"
 
         return self._measure(row, sgemm_c.launcher(kern, s, s, s, A, B, C, macros["BK"]), check)
@@ -446,14 +299,14 @@ def collect_rows(bench, keys, ceilings, log=print) -> list:
         t0 = time.perf_counter()
         try:
             row = bench.run_kernel(key)
-        except Exception as e:  # noqa: BLE001 - one failing kernel must not stop the others
+        except Exception as e:  # one failing kernel must not stop the others
             row = report.Row(
                 key, key, "flops" if key.startswith("sgemm") else "bandwidth", "—", status="failed", error=_one_line(e)
             )
         finally:
             try:
                 bench.free()
-            except Exception:  # noqa: BLE001 - a sticky CUDA error; later rows will say so
+            except Exception:  # a sticky CUDA error; later rows will say so
                 pass
         rows.append(row)
         frac = report.fraction(row, ceilings)
@@ -474,7 +327,7 @@ def _metadata(bench: Bench, args, helpers_env) -> dict:
     try:
         runtime = bench.cp.cuda.runtime.runtimeGetVersion()
         libs += f"; CUDA runtime (CuPy) {runtime // 1000}.{runtime % 1000 // 10}"
-    except Exception:  # noqa: BLE001 - informational
+    except Exception:  # informational only: the report leaves the runtime version out
         pass
     cc = bench.dev.compute_capability
     cmd = (
@@ -499,7 +352,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)  # --help and bad options work without a GPU
     try:
         import helpers
-    except Exception as e:  # noqa: BLE001 - COURSE_MODE=gpu without a GPU raises GPURequired here
+    except Exception as e:  # COURSE_MODE=gpu without a GPU raises GPURequired here
         print(f"bench/run.py needs an NVIDIA GPU: {e}")
         return 2
     if not helpers.on_gpu():
@@ -523,7 +376,7 @@ def main(argv=None) -> int:
         try:
             ceilings[key] = fn()
             print(f"  ceiling {ceilings[key].label}: {report.format_rate(unit, ceilings[key].value)}", flush=True)
-        except Exception as e:  # noqa: BLE001 - reported as a failed ceiling
+        except Exception as e:  # reported as a failed ceiling
             label = "Device-to-device copy" if key == "copy" else "cuBLAS SGEMM (float32, TF32 off)"
             ceilings[key] = report.Ceiling(key, label, None, "", _one_line(e))
             print(f"  ceiling {key}: failed ({_one_line(e)})", flush=True)

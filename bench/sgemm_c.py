@@ -40,7 +40,7 @@ def compile_kernel(macros: dict, arch: str):
 
 
 def launcher(kernel, m, n, k, A, B, C, bk):
-    """A zero-argument launch on the legacy default stream (where Bench's events are recorded)."""
+    """A zero-argument launch on the legacy default stream (where the Timer's events are recorded)."""
     import numpy as np
     from cuda.core import Device, LaunchConfig, launch
 
@@ -60,11 +60,11 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     from cuda.core import Device
 
-    from bench.sgemm_tune import _bench, machine
+    from bench.timing import machine, sgemm_timer
 
     dev = Device(0)
     dev.set_current()
-    b = _bench(a.size, a.seed)
+    b = sgemm_timer(a.size, a.seed)
     cp, s = b.cp, a.size
     ceiling = b.ceiling_sgemm().value
     A, B = b.rand((s, s)), b.rand((s, s))
@@ -85,14 +85,14 @@ def main(argv=None) -> int:
             C.fill(cp.nan)
             go()
             dev.sync()
-            err = b._sgemm_error(A, B, C)
+            err = b.sgemm_error(A, B, C)
             rec["scaled_error"] = float(err)
             if not err <= s * 2.0**-24:
                 rec.update(status="wrong result")
             else:
                 secs, runs = b.time(go)
                 rec.update(status="ok", seconds=secs, runs=runs, tflops=2 * s**3 / secs / 1e12)
-        except Exception as e:  # noqa: BLE001 - a variant that fails is recorded, the others still run
+        except Exception as e:  # a variant that fails is recorded, the others still run
             rec.update(status="failed", error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
         recs.append(rec)
     ceiling = max(ceiling, b.ceiling_sgemm().value)

@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.timing import machine, sgemm_timer  # noqa: E402  (imports CuPy only when a Timer is made)
+
 SIG = "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])"
 _LOCK = None
 
@@ -33,36 +35,6 @@ _LOCK = None
 def _init(lock):
     global _LOCK
     _LOCK = lock
-
-
-def _bench(size, seed):
-    import dataclasses
-
-    from bench.run import FULL, Bench
-
-    sizes = dataclasses.replace(FULL, sgemm=size, repeats=9, budget_seconds=1.5)
-    return Bench(sizes, seed, log=lambda *a: None)
-
-
-def machine() -> dict:
-    import platform
-
-    import cupy as cp
-    import numba_cuda
-    from numba import cuda
-
-    dev = cuda.get_current_device()
-    cc = dev.compute_capability
-    drv = cuda.cudadrv.driver.driver.get_version()
-    return {
-        "GPU": f"{dev.name.decode() if isinstance(dev.name, bytes) else dev.name} (sm_{cc[0]}{cc[1]}, "
-        f"{dev.MULTIPROCESSOR_COUNT} SMs)",
-        "driver CUDA": f"{drv[0]}.{drv[1]}",
-        "numba-cuda": numba_cuda.__version__,
-        "cupy": cp.__version__,
-        "python": platform.python_version(),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-    }
 
 
 def attributes(kern, threads):
@@ -100,7 +72,7 @@ def measure(cfg_dict, size, seed, guarded=False):
         return rec
     with _LOCK:
         try:
-            b = _bench(size, seed)
+            b = sgemm_timer(size, seed)
             cp = b.cp
             A, B = b.rand((size, size)), b.rand((size, size))
             C = cp.full((size, size), cp.nan, dtype=cp.float32)
@@ -110,7 +82,7 @@ def measure(cfg_dict, size, seed, guarded=False):
             rec.update(attributes(kern, cfg.threads))
             kern[grid, block](a_, b_, c_)
             b.cuda.synchronize()
-            err = b._sgemm_error(A, B, C)
+            err = b.sgemm_error(A, B, C)
             tol = size * 2.0**-24
             rec["scaled_error"] = float(err)
             if not err <= tol:
@@ -127,7 +99,7 @@ def measure(cfg_dict, size, seed, guarded=False):
 
 def cublas(size, seed):
     with _LOCK:
-        b = _bench(size, seed)
+        b = sgemm_timer(size, seed)
         c = b.ceiling_sgemm()
         b.free()
         return {"tflops": c.value / 1e12, "how": c.detail}
