@@ -17,7 +17,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 PORT     ?= 8888
 LAB_ARGS ?=
 # What make test-gpu runs (narrow it to re-run one notebook on a GPU node).
-GPU_TESTS ?= notebooks solutions tests/gpu tests/test_problems.py
+GPU_TESTS ?= notebooks solutions tests/gpu tests/problems/test_catalogue.py
 # Notebook workers sharing the GPU in make test-gpu (timings in notebooks are illustrations, never asserted).
 GPU_JOBS ?= 1
 
@@ -63,6 +63,7 @@ LINT_PATHS := helpers tools bench tests conftest.py
 lint: $(ENV_DEP)
 	$(PY) -m ruff check $(LINT_PATHS)
 	$(PY) -m ruff format --check $(LINT_PATHS)
+	$(PY) tools/lint_tests.py
 
 test: $(ENV_DEP) lint
 	COURSE_MODE=cpu $(PY) -m pytest $(XDIST) $(NOTEBOOK_TESTS) --ignore=tests/gpu --ignore=tests/browser tests notebooks solutions

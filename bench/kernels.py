@@ -2,7 +2,7 @@
 
 They are the notebooks' solutions written for speed on a real GPU (float32 throughout, sizes
 that need not divide the tiles), and they run unchanged on the CPU tracer, which is how
-``tests/test_bench.py`` checks that none of them has a race or an out-of-bounds access.
+``tests/bench/test_benchmarks.py`` checks that none of them has a race or an out-of-bounds access.
 Launch helpers return the grid and block for a problem size, so the benchmark, the tests and
 the notebooks launch them the same way.
 """

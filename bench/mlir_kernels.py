@@ -10,7 +10,7 @@ notebook's source as written, executed with ``cuda`` bound to ``numba.cuda`` or 
 ``numba_cuda_mlir.cuda`` (the migration its documentation describes: change the import line),
 then launched on NumPy host arrays, on arrays from ``cuda.to_device`` and on CuPy arrays. Each
 launch's output is compared with NumPy. Prints a Markdown table; ``--record`` keeps the JSON the
-notebook's landscape section and tests/test_bench.py read.
+notebook's landscape section and tests/bench/test_benchmarks.py read.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ mode before Numba is imported and prints a one-line banner. Learners use ``helpe
 - ``helpers._numba``      the only module that touches Numba internals
 
 Layers, lowest first (a module imports only from its own layer or lower ones;
-``tests/test_import_graph.py`` enforces it): errors, limits, _style, _files -> _numba, env,
+``tests/project/test_import_graph.py`` enforces it): errors, limits, _style, _files -> _numba, env,
 cuda_c -> geometry -> tracer -> ptx -> standins -> exercises -> problems -> grading and this package root.
 """
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import helpers
 from helpers import env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_python(code: str, **envvars) -> subprocess.CompletedProcess:
@@ -157,3 +157,21 @@ def test_the_course_range_is_the_one_the_locks_pin():
 
     line = re.search(r"^numpy\s*([^\s#]+)", (ROOT / "requirements" / "common.in").read_text(), re.M)
     assert line and SpecifierSet(line.group(1)) == SpecifierSet(versions.COURSE_RANGES["numpy"])
+
+
+def test_the_numba_row_compiles_and_runs_a_kernel_and_names_a_mismatch(monkeypatch):
+    from helpers import _numba_probe, env, versions
+
+    row = next(r for r in env.checks() if r.component == "Numba (numba-cuda)")
+    assert row.ok and "compiled with Numba's CUDA compiler" in row.detail and "right numbers" in row.detail, row
+
+    def row_stack_gone():
+        raise AttributeError("module 'numpy' has no attribute 'row_stack'")
+
+    line = "numpy 2.5.0 is outside what the course supports (numpy<2.5): run `make lab` again."
+    monkeypatch.setattr(_numba_probe, "run", row_stack_gone)
+    monkeypatch.setattr(versions, "problem_line", lambda: line)
+    row = next(r for r in env.checks() if r.component == "Numba (numba-cuda)")
+    assert not row.ok and "row_stack" in row.detail and row.fix == line, row
+    notebook = (ROOT / "solutions" / "00_setup.ipynb").read_text()
+    assert "compile_check(" in notebook  # notebook 00 compiles its first kernel with the real compiler too

@@ -1,25 +1,16 @@
 """The GPU's launch limits, refused in the tracer, the exercise launch check and the pipeline spy."""
 
-import sys
-from pathlib import Path
+import numpy as np
+import pytest
+from numba import cuda
 
-_HERE = Path(__file__).resolve().parent
-for p in (str(_HERE.parent), str(_HERE)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
-
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from numba import cuda  # noqa: E402
-
-import helpers  # noqa: E402,F401  - the course rule: helpers before numba.cuda
-from helpers import limits  # noqa: E402
-from helpers.errors import LearnerError  # noqa: E402
-from helpers.exercises import launch  # noqa: E402
-from helpers.exercises.pipeline import _SpyKernel  # noqa: E402
-from helpers.problems import nb02  # noqa: E402
-from helpers.tracer import trace  # noqa: E402
+import helpers  # noqa: F401  - the course rule: helpers before numba.cuda
+from helpers import limits
+from helpers.errors import LearnerError
+from helpers.exercises import launch
+from helpers.exercises.pipeline import _SpyKernel
+from helpers.problems import nb02
+from helpers.tracer import trace
 
 
 @pytest.fixture(autouse=True)

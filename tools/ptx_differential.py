@@ -313,7 +313,7 @@ def write_doc(record, path: Path):
         "Every case is compiled by NVRTC with the same options for both sides; the GPU runs the CUBIN,",
         "helpers.ptx runs the PTX. Integers must be bit-identical, floats within the stated ulps (0 = bit-identical,",
         "so -0.0 vs +0.0 is a mismatch). `make test` replays the corpus against these results",
-        "(tests/test_ptx_differential.py).",
+        "(tests/ptx/test_differential.py).",
         "",
         f"- **Date:** {record['date']}",
         f"- **GPU:** {gpu.get('name', 'none')} (compute capability {gpu.get('compute_capability', '?')}), "

@@ -2,7 +2,7 @@
 """Prove the grader's per-GPU workers on a machine with two or more GPUs (issue 18).
 
 Builds a class of submissions from the course's own material — notebook 02 as handed out and as
-solved, and the grader test fixtures' small notebook (tests/grading/fixtures.py) answered correctly,
+solved, and the grader test fixtures' small notebook (tests/submission_sets/fixtures.py) answered correctly,
 wrongly, with a cell that crashes the process and with a kernel that never ends — then runs
 
     python -m helpers.grade SUBS --out OUT --course COURSE -j N --mode gpu
@@ -43,7 +43,7 @@ REAL = "02_first_kernels"
 
 def build(tmp: Path) -> tuple[Path, Path, dict]:
     """(course folder, submissions folder, {student: expected {exercise: status} or None for 'all passed'})."""
-    from grading import fixtures as fx
+    from submission_sets import fixtures as fx
 
     course = fx.make_course(tmp / "course")
     shutil.copy(ROOT / "notebooks" / f"{REAL}.ipynb", course / f"{REAL}.ipynb")

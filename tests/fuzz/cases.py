@@ -1,6 +1,6 @@
 """The fuzz suite's table: what a learner types into a notebook cell, and what the answer must say.
 
-Each ``Case`` is one cell, run in a real ipykernel by ``tests/test_fuzz.py`` after ``PRELUDE`` (the
+Each ``Case`` is one cell, run in a real ipykernel by ``tests/e2e/test_fuzz.py`` after ``PRELUDE`` (the
 imports a notebook starts with). ``expect`` is a regular expression the cell's output must match
 (case-insensitive): the sentence that names the cause. Whatever the case, no traceback may come
 from inside ``helpers/`` and the safety net's "bug in the course's helpers" line may not appear.
@@ -48,7 +48,7 @@ class Case:
     expect: str  # regex, searched case-insensitively in everything the cell showed
     fresh: bool = False  # a kernel of its own (no PRELUDE)
     env: dict = field(default_factory=dict)  # extra environment for that kernel (implies fresh)
-    timeout: float = 60.0
+    timeout: float = 300.0  # a hang detector, not a speed limit: a busy machine must not fail a case
     traceback_ok: bool = False  # the learner asked for a traceback (helpers.last_error())
 
 
@@ -229,9 +229,9 @@ case(
 )
 case(
     "trace_infinite_loop_within_the_watchdog",
-    r"has run line \d+ \(`while True:`\) for 2 s: is a loop missing its exit",
+    r"has run line \d+ \(`while True:`\) for \d+ s: is a loop missing its exit",
     "@cuda.jit\ndef k(out):\n    while True:\n        pass\ntrace(k, 1, 4, np.zeros(4, np.float32), watchdog=2)",
-    timeout=30,
+    timeout=120,  # a hang detector only: the watchdog (2 s) stops the cell, however busy the machine
 )
 case(
     "trace_show_block_out_of_range",
@@ -1049,7 +1049,7 @@ nb02.vector_add.check(add_print)"""),
 )
 case(
     "kernel_infinite_loop_within_the_watchdog",
-    r"thread 0 of block 0 has run line 4 \(`while True:`\) for 2 s: is a loop missing its exit",
+    r"thread 0 of block 0 has run line 4 \(`while True:`\) for \d+ s: is a loop missing its exit",
     _k("""
 @cuda.jit
 def add_loop(a, b, out):
@@ -1057,7 +1057,7 @@ def add_loop(a, b, out):
     while True:
         pass
 nb02.vector_add.check(add_loop, watchdog=2)"""),
-    timeout=30,
+    timeout=120,  # a hang detector only: the watchdog (2 s) stops the cell, however busy the machine
 )
 case(
     "kernel_truncates_to_int",
@@ -1174,9 +1174,9 @@ case(
 )
 case(
     "pipeline_infinite_loop",
-    r"your code has run line 2 \(`while True: pass`\) for 2 s",
+    r"your code has run line 2 \(`while True: pass`\) for \d+ s",
     "def run_on_device(kernel, x):\n    while True: pass\nnb03.run_on_device.check(run_on_device, watchdog=2)",
-    timeout=30,
+    timeout=120,  # a hang detector only: the watchdog (2 s) stops the cell, however busy the machine
 )
 case(
     "pipeline_wrong_arity",

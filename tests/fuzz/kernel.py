@@ -2,7 +2,7 @@
 
 ``Kernel.run(code, timeout)`` returns an ``Output``: every stream, display and error message the
 cell sent on IOPub, as the notebook would show them (HTML reduced to its text). Used by
-``tests/test_fuzz.py``; ``python tests/fuzz/kernel.py 'code' ...`` runs cells by hand.
+``tests/e2e/test_fuzz.py``; ``python tests/fuzz/kernel.py 'code' ...`` runs cells by hand.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 replayed on a fresh cupy.cuda.MemoryPool, ends with the (used_bytes, total_bytes) of the reference.
 
 Collected by `make test-gpu` (COURSE_MODE=gpu); the CPU suite compares the reference with a model
-of CuPy's allocator instead (tests/test_memory_pool_model.py).
+of CuPy's allocator instead (tests/problems/test_nb08_memory_pool.py).
 """
 
 import numpy as np

@@ -15,6 +15,7 @@ from helpers import limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from numba import cuda  # noqa: E402
+
 from refused.kernels import ARGS, CASES, good  # noqa: E402
 
 

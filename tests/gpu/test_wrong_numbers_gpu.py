@@ -1,5 +1,5 @@
 """CUDA C wrong answers that compile fine, run on a real GPU: the CPU suite runs them through
-helpers.ptx (tests/test_problems.py); here the same catalogue must fail on the GPU as well.
+helpers.ptx (tests/problems/test_catalogue.py); here the same catalogue must fail on the GPU as well.
 
 Collected by `make test-gpu` (COURSE_MODE=gpu); the CPU suite ignores tests/gpu/.
 """

@@ -2,7 +2,7 @@
 
 `cases()` is every case: the hand-written corpus (memory_cases, integer_cases, float_cases) and
 every CUDA C source of the course (course.py, found automatically). GPU results are stored in
-`gpu_results.npz` next to this file by tools/ptx_differential.py; tests/test_ptx_differential.py
+`gpu_results.npz` next to this file by tools/ptx_differential.py; tests/ptx/test_differential.py
 replays the corpus in the interpreter against them.
 """
 

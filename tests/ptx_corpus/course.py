@@ -1,7 +1,7 @@
 """Every CUDA C source of the course as differential cases, found automatically.
 
 Why automatic: a kernel added to a notebook must be proved on the GPU too, without anyone
-remembering to add it here. Sources come from the scan tests/test_cuda_sources.py already does
+remembering to add it here. Sources come from the scan tests/notebooks/test_cuda_sources_compile.py already does
 (solutions/ notebooks and helpers/problems/), inputs from the kernel's parameter list; the
 exercises' reference answers run on their own `make_inputs`, packed as the grader packs them.
 """
@@ -89,7 +89,7 @@ def _label(where, unit):
 
 def found_sources():
     """(where, kind, translation unit) of every compilable CUDA C source in solutions/ and helpers/problems/."""
-    import test_cuda_sources as scan  # tests/ is on sys.path under pytest and in tools/ptx_differential.py
+    from support import cuda_sources as scan  # tests/ is on sys.path under pytest and in tools/ptx_differential.py
 
     out = []
     for f in scan.FOUND:

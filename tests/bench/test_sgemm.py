@@ -1,0 +1,103 @@
+"""The SGEMM ladder's new steps (issue 17): right answers on the CPU, and honest tooling.
+
+Speed is measured on a GPU only (bench/run.py, bench/sgemm_tune.py); here each generated kernel
+must compute C = A @ B in the simulator, at sizes that fill whole tiles (the unguarded variant)
+and at ragged ones (the guarded variant), and the CUDA C step must be right in the PTX interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench import sgemm, sgemm_profile
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = (sgemm.Config(64, 64, 8, 8, 8, 8, 1), sgemm.Config(64, 64, 8, 8, 8, 8, 0))
+
+
+def _run(cfg, m, n, k, seed=3):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, k)).astype(np.float32)
+    B = rng.standard_normal((k, n)).astype(np.float32)
+    C = np.full((m, n), np.nan, np.float32)  # poison: every element must be written
+    kern, grid, block = sgemm.launch(cfg, m, n, k)
+    kern[grid, block](A, B, C)
+    return np.abs(C - A.astype(np.float64) @ B).max()
+
+
+@pytest.mark.parametrize("cfg", SMALL, ids=lambda c: c.name())
+@pytest.mark.parametrize("shape", [(64, 64, 16), (70, 37, 13)], ids=["whole tiles", "ragged"])
+def test_generated_kernel_is_right(cfg, shape):
+    assert sgemm.fits(cfg, *shape) == (shape == (64, 64, 16))
+    assert _run(cfg, *shape) < 1e-4
+
+
+def test_a_wrong_generated_kernel_is_caught(monkeypatch):
+    """The check above can fail: a generator that drops the last k step gives a wrong C."""
+    real = sgemm._source
+
+    def broken(cfg, guarded):
+        return real(cfg, guarded).replace("c0_0 += a0 * b0", "c0_0 += float32(0.0)")
+
+    monkeypatch.setattr(sgemm, "_source", broken)
+    monkeypatch.setattr(sgemm, "_CACHE", {})
+    assert _run(SMALL[1], 64, 64, 16) > 1e-2
+
+
+def test_configs_that_cannot_run_say_why():
+    assert "shared memory" in sgemm.Config(128, 128, 32, 8, 8, 16, 1).problem()
+    assert "threads" in sgemm.Config(16, 16, 8, 8, 8, 2, 0).problem()
+    assert sgemm.Config(128, 128, 8, 8, 8, 16, 1).problem() is None
+    assert all(c.problem() is None for c in sgemm.search_space())
+    with pytest.raises(ValueError, match="cannot run"):
+        sgemm.make_kernel(sgemm.Config(128, 128, 32, 8, 8, 16, 1), guarded=True)
+
+
+def test_tuned_reads_the_recorded_best_and_falls_back(tmp_path):
+    recorded = json.loads((ROOT / "docs/data/sgemm_tune.json").read_text())
+    assert sgemm.tuned() == sgemm.Config(**recorded["best"])
+    best = max((r for r in recorded["configs"] if r.get("status") == "ok"), key=lambda r: r["tflops"])
+    assert best["config"] == recorded["best"]  # the file's "best" is its fastest correct config
+    bad = tmp_path / "t.json"
+    bad.write_text("{not json")
+    assert sgemm.tuned(bad) == sgemm.DEFAULT
+    bad.write_text(json.dumps({"best": {"BM": 128, "BN": 128, "BK": 64, "TM": 8, "TN": 8, "LX": 16, "DB": 1}}))
+    assert sgemm.tuned(bad) == sgemm.DEFAULT  # over 48 KB of shared memory: not used
+
+
+@pytest.mark.parametrize("bk", [8, 16])
+def test_cuda_c_step_is_right_in_the_ptx_interpreter(bk):
+    from helpers import ptx
+
+    src = (ROOT / "bench/sgemm_c.cu").read_text()
+    m, n, k = 256, 128, 3 * bk
+    rng = np.random.default_rng(bk)
+    A = rng.standard_normal((m, k)).astype(np.float32)
+    B = rng.standard_normal((k, n)).astype(np.float32)
+    C = np.full((m, n), np.nan, np.float32)
+    args = (np.int32(m), np.int32(n), np.int32(k), A, B, C)
+    ptx.run(src, "sgemm_vec", (n // 128, m // 128), (256,), args, max_steps=10**7, options=(f"-DBK={bk}",))
+    assert np.abs(C - A.astype(np.float64) @ B).max() < 1e-4
+
+
+def test_ncu_csv_parser_reads_a_real_ncu_table():
+    recs = sgemm_profile.parse((ROOT / "tests/data/ncu_sgemm_sample.csv").read_text())
+    assert [r["step"] for r in recs] == list(sgemm_profile.LADDER[:2])
+    assert recs[0]["gpu__time_duration.sum"] == 6599424.0  # "6,599,424" in the CSV
+    with pytest.raises(ValueError, match="no ncu CSV"):
+        sgemm_profile.parse("==PROF== nothing profiled\n")
+
+
+def test_ladder_json_agrees_with_the_benchmark_record():
+    """notebook 07's ladder (three runs) and docs/benchmarks.md (one of them) tell the same numbers."""
+    recorded = json.loads((ROOT / "docs/data/sgemm_ladder.json").read_text())
+    from_doc = sgemm_profile.ladder([(ROOT / "docs/benchmarks.md").read_text()])
+    assert {s["step"]: s["median"] for s in from_doc["steps"]} == {s["step"]: s["median"] for s in recorded["steps"]}
+    best_numba = max(s["median"] for s in recorded["steps"] if not s["step"].startswith("SGEMM C"))
+    assert best_numba >= 0.60 and recorded["runs"] == 3
+    with pytest.raises(ValueError, match="no SGEMM rows"):
+        sgemm_profile.ladder(["| nothing | here |"])

@@ -1,0 +1,206 @@
+"""`helpers` has no import cycle and never imports from a lower layer up to a higher one.
+
+Every `import` statement counts, at module level or inside a function: a cycle hidden in a
+function body is still a cycle (the tracer once imported its verdicts lazily, and they
+imported it back). The graph is read from the source with `ast`, so nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HELPERS = ROOT / "helpers"
+
+# Lowest layer first. A module may import from its own layer or any lower one. The package
+# root (helpers/__init__.py, the learner's front door) and the grader sit on top.
+LAYERS = (
+    # helpers.grading.sandbox: standard library only (it wraps the grader's children), kept that way.
+    (
+        "helpers.errors",
+        "helpers.limits",
+        "helpers._style",
+        "helpers._files",
+        "helpers.versions",
+        "helpers.grading.sandbox",
+        "helpers._safety",
+        "helpers._wire",
+        "helpers._elsewhere",
+    ),
+    (
+        "helpers._numba",
+        "helpers._numba_probe",
+        "helpers.env",
+        "helpers.cuda_c",
+        "helpers.compile_check",
+        "helpers.profiling",
+    ),
+    ("helpers.geometry",),
+    ("helpers.tracer",),
+    ("helpers.ptx",),
+    ("helpers.standins",),
+    ("helpers.exercises",),
+    ("helpers.problems",),
+    ("helpers", "helpers.grading", "helpers.grade"),
+)
+
+
+def module_name(path: Path, root: Path) -> str:
+    rel = path.relative_to(root.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, name: str, modules) -> set[str]:
+    """Every helpers module that `path` (module `name`) imports. `from pkg import x` counts as
+    importing `pkg.x` when that is a module, otherwise as importing `pkg`."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            for a in node.names:
+                found.add(f"{target}.{a.name}" if f"{target}.{a.name}" in modules else target)
+    return {m for m in found if m in modules and m != name}
+
+
+def graph(root: Path = HELPERS) -> dict[str, set[str]]:
+    modules = {module_name(p, root): p for p in root.rglob("*.py") if "__pycache__" not in p.parts}
+    return {name: imports_of(path, name, modules) for name, path in modules.items()}
+
+
+def find_cycle(g: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a list of modules (first repeated at the end), or None."""
+    state, stack = {}, []
+
+    def visit(n):
+        state[n] = "open"
+        stack.append(n)
+        for m in sorted(g.get(n, ())):
+            if state.get(m) == "open":
+                return stack[stack.index(m) :] + [m]
+            if m not in state:
+                found = visit(m)
+                if found:
+                    return found
+        stack.pop()
+        state[n] = "done"
+        return None
+
+    for n in sorted(g):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def layer_of(name: str) -> int:
+    best = None
+    for i, layer in enumerate(LAYERS):
+        for prefix in layer:
+            if name == prefix or name.startswith(prefix + "."):
+                if best is None or len(prefix) > len(best[1]):
+                    best = (i, prefix)
+    if best is None:
+        raise AssertionError(f"{name} is in no layer: add it to LAYERS in tests/project/test_import_graph.py")
+    return best[0]
+
+
+def upward_imports(g: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for name, targets in sorted(g.items()):
+        for t in sorted(targets):
+            if layer_of(t) > layer_of(name):
+                bad.append(f"{name} imports {t}, a higher layer")
+    return bad
+
+
+def test_helpers_has_no_import_cycle():
+    cycle = find_cycle(graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_module_imports_from_a_higher_layer():
+    assert upward_imports(graph()) == []
+
+
+def test_every_module_is_in_a_layer():
+    for name in graph():
+        layer_of(name)
+
+
+def _plant(tmp_path, files: dict[str, str]) -> Path:
+    root = tmp_path / "helpers"
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+def test_a_planted_cycle_inside_a_function_is_found(tmp_path):
+    root = _plant(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "tracer/__init__.py": "",
+            "tracer/result.py": "def verdicts():\n    from .verdicts import find\n    return find\n",
+            "tracer/verdicts.py": "from helpers.tracer.result import verdicts\n",
+        },
+    )
+    cycle = find_cycle(graph(root))
+    assert cycle is not None and set(cycle) == {"helpers.tracer.result", "helpers.tracer.verdicts"}
+
+
+def test_a_planted_upward_import_is_found(tmp_path):
+    root = _plant(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "exercises/__init__.py": "def progress():\n    from .. import problems\n",
+            "problems/__init__.py": "from helpers.exercises import progress\n",
+        },
+    )
+    g = graph(root)
+    assert find_cycle(g) is not None
+    assert upward_imports(g) == ["helpers.exercises imports helpers.problems, a higher layer"]
+
+
+@pytest.mark.parametrize("order", ["tracer first", "function first"])
+def test_helpers_trace_is_the_function_whatever_was_imported_first(order):
+    import subprocess
+    import sys
+
+    first = "import helpers.tracer" if order == "tracer first" else "from helpers import trace as t0"
+    code = (
+        f"{first}\n"
+        "import helpers, numpy as np\n"
+        "from numba import cuda\n"
+        "from helpers import trace\n"
+        "@cuda.jit\n"
+        "def k(a):\n"
+        "    i = cuda.grid(1)\n"
+        "    if i < a.size:\n"
+        "        a[i] = i\n"
+        "a = np.zeros(5, np.float32)\n"
+        "t = helpers.trace(k, 1, 8, a)\n"
+        "assert trace is helpers.trace and callable(helpers.trace), helpers.trace\n"
+        "print(type(t).__name__, t.ok, a.tolist())\n"
+    )
+    env = {"COURSE_MODE": "cpu", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "Trace True [0.0, 1.0, 2.0, 3.0, 4.0]"
