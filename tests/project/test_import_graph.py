@@ -1,8 +1,13 @@
-"""`helpers` has no import cycle and never imports from a lower layer up to a higher one.
+"""`helpers` has no import cycle and never imports from a lower layer up to a higher one; `bench/`
+and `tools/` have no import cycle, import no private name from one another's modules, and `helpers`
+never imports either of them.
 
 Every `import` statement counts, at module level or inside a function: a cycle hidden in a
 function body is still a cycle (the tracer once imported its verdicts lazily, and they
 imported it back). The graph is read from the source with `ast`, so nothing is imported.
+
+`bench/` and `tools/` are also run as scripts (`python bench/run.py`), which puts the script's own
+folder first on `sys.path`: there a bare `import report` is bench/report.py, so it counts too.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HELPERS = ROOT / "helpers"
+BENCH = ROOT / "bench"
+TOOLS = ROOT / "tools"
 
 # Lowest layer first. A module may import from its own layer or any lower one. The package
 # root (helpers/__init__.py, the learner's front door) and the grader sit on top.
@@ -22,6 +29,7 @@ LAYERS = (
     (
         "helpers.errors",
         "helpers.limits",
+        "helpers.accesses",
         "helpers._style",
         "helpers._files",
         "helpers.versions",
@@ -56,14 +64,14 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def imports_of(path: Path, name: str, modules) -> set[str]:
-    """Every helpers module that `path` (module `name`) imports. `from pkg import x` counts as
-    importing `pkg.x` when that is a module, otherwise as importing `pkg`."""
+def import_nodes(path: Path, name: str):
+    """(target module, imported names) for every import statement of `path` (module `name`), at any
+    depth; relative imports resolved. `import a.b` gives ("a.b", ())."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
+            for a in node.names:
+                yield a.name, ()
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -71,14 +79,58 @@ def imports_of(path: Path, name: str, modules) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module
-            for a in node.names:
-                found.add(f"{target}.{a.name}" if f"{target}.{a.name}" in modules else target)
+            yield target, tuple(a.name for a in node.names)
+
+
+def _in_root(target: str, root: Path, modules, scripts: bool) -> str:
+    """`target` as a module of `root`: unchanged, or (scripts) a bare sibling name made `root.name`."""
+    if scripts and target not in modules and f"{root.name}.{target}" in modules:
+        return f"{root.name}.{target}"
+    return target
+
+
+def imports_of(path: Path, name: str, modules, root: Path = HELPERS, scripts: bool = False) -> set[str]:
+    """Every module of `modules` that `path` (module `name`) imports. `from pkg import x` counts as
+    importing `pkg.x` when that is a module, otherwise as importing `pkg`. `scripts`: `path` may run
+    as a script, so a bare name of a module beside it counts as that module."""
+    found = set()
+    for target, names in import_nodes(path, name):
+        target = _in_root(target, root, modules, scripts)
+        if not names:
+            found.add(target)
+        for n in names:
+            found.add(f"{target}.{n}" if f"{target}.{n}" in modules else target)
     return {m for m in found if m in modules and m != name}
 
 
-def graph(root: Path = HELPERS) -> dict[str, set[str]]:
-    modules = {module_name(p, root): p for p in root.rglob("*.py") if "__pycache__" not in p.parts}
-    return {name: imports_of(path, name, modules) for name, path in modules.items()}
+def modules_of(root: Path) -> dict[str, Path]:
+    return {module_name(p, root): p for p in root.rglob("*.py") if "__pycache__" not in p.parts}
+
+
+def graph(root: Path = HELPERS, scripts: bool = False) -> dict[str, set[str]]:
+    modules = modules_of(root)
+    return {name: imports_of(path, name, modules, root, scripts) for name, path in modules.items()}
+
+
+def top_level_imports(root: Path) -> dict[str, set[str]]:
+    """{module: the first part of every module it imports} for every module under `root`."""
+    return {
+        name: {target.split(".")[0] for target, _ in import_nodes(path, name) if target}
+        for name, path in modules_of(root).items()
+    }
+
+
+def private_imports(root: Path, scripts: bool = False) -> list[str]:
+    """`from <a module of root> import _name` in another module of root: a private name shared."""
+    modules, bad = modules_of(root), []
+    for name, path in sorted(modules.items()):
+        for target, names in import_nodes(path, name):
+            target = _in_root(target, root, modules, scripts)
+            if target in modules and target != name:
+                for n in names:
+                    if n.startswith("_") and not n.startswith("__") and f"{target}.{n}" not in modules:
+                        bad.append(f"{name} imports {n} from {target}")
+    return bad
 
 
 def find_cycle(g: dict[str, set[str]]) -> list[str] | None:
@@ -142,6 +194,24 @@ def test_every_module_is_in_a_layer():
         layer_of(name)
 
 
+@pytest.mark.parametrize("root", [BENCH, TOOLS], ids=["bench", "tools"])
+def test_bench_and_tools_have_no_import_cycle(root):
+    cycle = find_cycle(graph(root, scripts=True))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+@pytest.mark.parametrize("root", [BENCH, TOOLS], ids=["bench", "tools"])
+def test_bench_and_tools_share_no_private_name(root):
+    """What two scripts share has a public name in a module of its own (bench/timing.py)."""
+    assert private_imports(root, scripts=True) == []
+
+
+def test_helpers_never_imports_bench_or_tools():
+    """The course's package stands alone: bench/ and tools/ use it, never the other way round."""
+    bad = {name: sorted(top & {"bench", "tools"}) for name, top in top_level_imports(HELPERS).items()}
+    assert {name: tops for name, tops in bad.items() if tops} == {}
+
+
 def _plant(tmp_path, files: dict[str, str]) -> Path:
     root = tmp_path / "helpers"
     for rel, text in files.items():
@@ -163,6 +233,25 @@ def test_a_planted_cycle_inside_a_function_is_found(tmp_path):
     )
     cycle = find_cycle(graph(root))
     assert cycle is not None and set(cycle) == {"helpers.tracer.result", "helpers.tracer.verdicts"}
+
+
+def test_a_planted_script_cycle_and_private_import_are_found(tmp_path):
+    """bench/run.py -> sgemm_c.py -> sgemm_tune.py -> run.py, once through a bare sibling import."""
+    root = tmp_path / "bench"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "run.py").write_text("def k():\n    from bench import sgemm_c\n")
+    (root / "sgemm_c.py").write_text("def main():\n    from sgemm_tune import _bench\n")
+    (root / "sgemm_tune.py").write_text("def _bench():\n    from bench.run import Bench\n")
+    g = graph(root, scripts=True)
+    assert set(find_cycle(g)) == {"bench.run", "bench.sgemm_c", "bench.sgemm_tune"}
+    assert find_cycle(graph(root)) is None  # without the script rule the bare import is invisible
+    assert private_imports(root, scripts=True) == ["bench.sgemm_c imports _bench from bench.sgemm_tune"]
+
+
+def test_a_planted_import_of_bench_from_helpers_is_found(tmp_path):
+    root = _plant(tmp_path, {"__init__.py": "", "env.py": "def f():\n    import bench.run\n"})
+    assert top_level_imports(root)["helpers.env"] == {"bench"}
 
 
 def test_a_planted_upward_import_is_found(tmp_path):
