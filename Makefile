@@ -41,7 +41,8 @@ XDIST := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 help:
 	@echo "make lab        open the course in JupyterLab (builds .venv the first time)"
 	@echo "make test       run every test in CPU mode (lint, unit tests, every notebook through nbval)"
-	@echo "make lint       ruff check + ruff format --check over helpers/, tools/, bench/, tests/"
+	@echo "make test-fast  unit tests only, CPU mode (no notebooks): the quick loop while editing helpers/"
+	@echo "make lint       ruff check + ruff format --check over helpers/, tools/, bench/, tests/; tools/lint_tests.py over tests/"
 	@echo "make test-gpu   run the notebooks on a real GPU and write docs/gpu-test-record.md"
 	@echo "make notebooks  regenerate notebooks/ from solutions/ (the source of truth)"
 	@echo "make lock       re-resolve requirements/*.lock from requirements/*.in"
@@ -49,6 +50,10 @@ help:
 	@echo "make screenshots   retake the README pictures (docs/img) with the browser tests"
 	@echo "make bench      GPU benchmarks -> docs/benchmarks.md"
 	@echo "make grade SUBMISSIONS=dir-or-zip [OUT=grades]   grade students' notebooks (docs/grading.md)"
+	@echo "make env        build (or reuse) .venv from the locked set CUDA_SET picks (make lab and make test do it first)"
+	@echo "make pycuda     build PyCUDA into the environment (needs a CUDA toolkit: nvcc, cuda.h, curand.h; notebook 09)"
+	@echo "make browser-deps  Playwright (locked) and Debian's Chromium for the browser tests (apt-get, as root)"
+	@echo "make clean      remove build/, .pytest_cache and __pycache__ folders"
 	@echo "variables: CUDA_SET=auto|cpu|cu12|cu13  COURSE_ENV=current  JOBS=N  PORT=N  PYTHON=python3.X"
 
 env:
