@@ -136,7 +136,7 @@ def run_case(cuda, kernels, case, kind) -> dict:
         got = _back(kind, args[case["out"]])
         ok = np.allclose(got, case["want"], rtol=1e-6, atol=1e-6)
         row["result"] = "correct" if ok else "WRONG"
-    except Exception as e:  # noqa: BLE001 - the point is to record what failed and how
+    except Exception as e:  # the point is to record what failed and how
         row["result"] = "error"
         row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
     return row
@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     for name in a.modules.split(","):
         try:
             cuda, version = module_for(name)
-        except Exception as e:  # noqa: BLE001 - not installed, or does not import: said, not hidden
+        except Exception as e:  # not installed, or does not import: said, not hidden
             rows.append({"module": name, "kernel": "*", "arrays": "*", "result": "error", "error": f"import: {e}"})
             continue
         versions[name] = version
@@ -180,7 +180,7 @@ def main(argv=None) -> int:
         try:
             gpu = module_for("numba")[0].get_current_device().name
             gpu = gpu.decode() if isinstance(gpu, bytes) else str(gpu)
-        except Exception:  # noqa: BLE001 - the simulator has no device name worth keeping
+        except Exception:  # the simulator has no device name worth keeping
             pass
         doc = {
             "date": time.strftime("%Y-%m-%d"),

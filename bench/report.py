@@ -164,7 +164,7 @@ TARGETS = (
         "sgemm",
         "docs/data/sgemm_tune.json records registers, spills and resident blocks per SM of every "
         "tried tile shape and docs/data/sgemm_ncu.json the Nsight Compute view of each step; a miss "
-        "on a new GPU usually means the tuned shape no longer fits it: run bench/sgemm_tune.py there.",
+        "on a new GPU usually means the shape tuned on another GPU does not suit it: run bench/sgemm_tune.py there.",
     ),
     Target(
         "CUDA C SGEMM step (float4, cuda.core) ≥ 70% of cuBLAS float32 (TF32 off)",
