@@ -6,6 +6,7 @@ mode before Numba is imported and prints a one-line banner. Learners use ``helpe
 
 - ``helpers.env``         environment and mode: detection, the banner, ``gpu_only``, ``size``
 - ``helpers.limits``      the hardware limits of a launch, defined once
+- ``helpers.accesses``    the access log both CPU interpreters write (access kinds, ``ArrayInfo``)
 - ``helpers.geometry``    launch geometry, launch pictures and the grid explorer (no Numba)
 - ``helpers.tracer``      the CPU tracer: run a kernel, record every access, verdicts, metrics, pictures
 - ``helpers.exercises``   the exercise engine: kinds, inputs, launch rules, checks, explanations, progress
@@ -17,7 +18,7 @@ mode before Numba is imported and prints a one-line banner. Learners use ``helpe
 - ``helpers._numba``      the only module that touches Numba internals
 
 Layers, lowest first (a module imports only from its own layer or lower ones;
-``tests/project/test_import_graph.py`` enforces it): errors, limits, _style, _files -> _numba, env,
+``tests/project/test_import_graph.py`` enforces it): errors, limits, accesses, _style, _files -> _numba, env,
 cuda_c -> geometry -> tracer -> ptx -> standins -> exercises -> problems -> grading and this package root.
 """
 

@@ -1,11 +1,13 @@
 """The hardware limits of a CUDA launch, defined once for the whole course.
 
-The geometry, the tracer and the exercise checks all refuse a launch a real GPU would
+The geometry, both CPU interpreters and the exercise checks all refuse a launch a real GPU would
 refuse, with the same numbers (CUDA C Programming Guide, "Compute Capabilities" table;
 the same for every architecture from compute capability 5.0 to 9.0).
 """
 
 import numbers
+
+from .errors import LearnerError, shown
 
 WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024
@@ -29,8 +31,6 @@ def launch_dims(value, what: str) -> tuple[int, int, int]:
 
     Strict on purpose: ``int("3")`` or ``int(2.5)`` would quietly launch something the learner
     did not write, and a string or an array would fail deep inside the tracer."""
-    from .errors import LearnerError, shown
-
     items = (value,) if not isinstance(value, (tuple, list)) else tuple(value)
     whole = all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items)
     if not whole or not 1 <= len(items) <= 3:
@@ -92,3 +92,15 @@ def trace_size_problem(total_threads) -> str | None:
             f"{TRACE_MAX_THREADS:,}): trace a smaller problem."
         )
     return None
+
+
+def launch_limits(griddim, blockdim) -> None:
+    """A LearnerError for a launch a GPU refuses, or one too big to trace; nothing runs before this.
+
+    ``griddim`` and ``blockdim`` are 3 ints each (``launch_dims``); both CPU interpreters call it."""
+    problem = block_problem(blockdim) or grid_problem(griddim)
+    if problem is None:
+        nthreads = griddim[0] * griddim[1] * griddim[2] * blockdim[0] * blockdim[1] * blockdim[2]
+        problem = trace_size_problem(nthreads)
+    if problem:
+        raise LearnerError(problem[0].upper() + problem[1:])

@@ -7,9 +7,10 @@
 Why: the course checks CUDA C answers (CuPy RawKernel, PyCUDA SourceModule, cuda.core) on
 machines without a GPU. NVRTC compiles on the CPU; this package runs the PTX it produces on
 NumPy arrays (updated in place, as a launch would) and records every global and shared
-memory access in the Numba tracer's log format, so the same verdicts (races, out of bounds,
-uninitialised shared memory, divergent barriers) apply. See machine.py for the scheduling
-model and alu.py for the floating-point accuracy of `.approx` instructions.
+memory access in the log the Numba tracer writes too (helpers.accesses), so the same
+verdicts (races, out of bounds, uninitialised shared memory, divergent barriers) apply. See
+machine.py for the scheduling model and alu.py for the floating-point accuracy of `.approx`
+instructions.
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ import itertools
 import linecache
 import numbers
 
-import numpy as np
-
+from ..accesses import ATOMIC, READ, WRITE, ArrayInfo, access_table
 from ..errors import LearnerError, LearnerTypeError, LearnerValueError, shown
-from ..limits import launch_dims
-from ..tracer.runner import launch_limits
+from ..limits import launch_dims, launch_limits
 from .parser import parse
-from .program import ArrayInfo, Location, Program, SourceRef, demangle
+from .program import Location, Program, SourceRef, demangle
 
 __all__ = [
     "ATOMIC",
@@ -39,7 +38,6 @@ __all__ = [
     "trace",
     "to_trace",
 ]
-READ, WRITE, ATOMIC = 0, 1, 2
 MAX_STEPS = 200_000
 _counter = itertools.count(1)
 
@@ -52,7 +50,7 @@ class PtxRun:
         self.griddim, self.blockdim = prog.griddim, prog.blockdim
         self.threads_per_block = prog.tpb
         self.arrays = prog.arrays
-        self.table = np.concatenate(prog.chunks, axis=1) if prog.chunks else np.zeros((6, 0), np.int64)
+        self.table = access_table(prog.chunks)
         self.locations = prog.locations
         self.out_of_bounds = prog.oob
         self.divergent = prog.divergent

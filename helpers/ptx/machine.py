@@ -6,7 +6,7 @@ Scheduling is deterministic: the threads at the lowest program counter run toget
 they branch apart, wait at a barrier or exit (the "min-PC" rule, which reconverges them
 after an `if` and after a loop). When every live thread waits at a barrier they are
 released (barrier epoch + 1); a barrier that not every thread of the block reached at the
-same place is recorded in the dict shape of the Numba tracer's `_Runner._barrier`.
+same place is recorded in the dict shape of the Numba tracer's `Runner._barrier`.
 
 The access log is kept per barrier interval and stably sorted by thread before it is
 stored, which is the order the tracer (one thread after another) produces.
@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..accesses import unlinear
 from ..errors import KernelError
 from .memory import unravel
 
 RUN, WAIT, DONE = 0, 1, 2
 MAX_DEPTH = 16
-
-
-def unlinear(lin, dims):
-    return (int(lin % dims[0]), int(lin // dims[0] % dims[1]), int(lin // (dims[0] * dims[1])))
 
 
 class Block:

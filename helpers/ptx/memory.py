@@ -9,17 +9,17 @@ outside its array is recorded as out of bounds: reads give 0, writes are dropped
 kernel goes on, as the Numba tracer does.
 
 Each global/shared element access appends (array id, element, kind, thread, epoch, line)
-rows, the tracer's log format; local and const accesses are bounds-checked only.
+rows, the log format of helpers.accesses; local and const accesses are bounds-checked only.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..accesses import ATOMIC, READ, WRITE
 from .parser import Reg, Vec
 from .values import DTYPES
 
-READ, WRITE, ATOMIC = 0, 1, 2
 GSHIFT, SSHIFT = 40, 24
 TAG = {"shared": 0x7000, "local": 0x7100, "const": 0x7200}
 _SPACES = ("global", "shared", "local", "const", "param")

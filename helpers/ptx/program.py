@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 
+from ..accesses import ArrayInfo, unlinear
 from ..errors import KernelError, LearnerError, UnsupportedByTracer
 from . import machine as M
 from . import memory as mem
@@ -19,7 +20,7 @@ from .alu import OPS
 from .decode import Cx, Unsupported, refuse
 from .moves import comparison  # noqa: F401  (registers mov/cvt/setp in OPS)
 from .parser import Imm
-from .records import ArrayInfo, Location, SourceRef, _param_names, _shared_decl, demangle
+from .records import Location, SourceRef, _param_names, _shared_decl, demangle
 from .values import DTYPES
 
 
@@ -237,7 +238,7 @@ class Program:
     def special_values(self, b):
         n, bd, gd = self.tpb, self.blockdim, self.griddim
         t = np.arange(n)
-        ctaid = M.unlinear(b, gd)
+        ctaid = unlinear(b, gd)
         vals = {
             "%tid.x": t % bd[0],
             "%tid.y": t // bd[0] % bd[1],

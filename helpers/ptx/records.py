@@ -1,8 +1,8 @@
-"""What a run records and how it names things: arrays, source locations, demangled names.
+"""How a run names things: source locations, demangled names, shared arrays and parameters.
 
-The tracer's verdicts read these: ArrayInfo is the tracer's own (one definition of how an
-element is named); Location adds the `code` stand-in (a code-like object with co_filename),
-which the tracer's Location does not carry.
+A Location carries a `code` stand-in (co_filename, co_name) because the tracer's verdicts read
+one from out-of-bounds and barrier records, where the Numba tracer stores a real code object.
+Arrays are described by helpers.accesses.ArrayInfo, as in the tracer.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-
-from ..tracer.records import ArrayInfo  # noqa: F401 - re-exported for program.py
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.records import WARP_EPOCH
+from ..accesses import WARP_EPOCH
 from .parser import Vec
 from .values import DTYPES
 

@@ -21,8 +21,8 @@ One job per module, in the order a traced launch uses them:
 - ``pictures``    matplotlib pictures of a trace
 """
 
+from ..accesses import ATOMIC, READ, WRITE, ArrayInfo
 from .metrics import Metrics
-from .records import ATOMIC, READ, WRITE, ArrayInfo
 from .result import Trace
 from .runner import trace
 from .verdicts import VERDICT_KINDS, Verdict

@@ -5,7 +5,8 @@ import sys
 
 import numpy as np
 
-from .records import ATOMIC, FLUSH_EVERY, READ, WRITE
+from ..accesses import ATOMIC, READ, WRITE
+from .records import FLUSH_EVERY
 
 _INTS = frozenset({int, np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.intp})
 _getframe = sys._getframe

@@ -9,10 +9,11 @@ import sys
 import numpy as np
 
 from .. import _numba
+from ..accesses import ArrayInfo
 from ..errors import LearnerError, UnsupportedByTracer
 from ..limits import shared_problem
 from .arrays import TracedArray, element_op
-from .records import ArrayInfo, Dim3
+from .records import Dim3
 
 _getframe = sys._getframe
 

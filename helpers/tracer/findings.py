@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .records import ATOMIC, READ, WRITE
+from ..accesses import ATOMIC, READ, WRITE
 
 VERB = {READ: "read", WRITE: "wrote", ATOMIC: "atomically updated"}
 

@@ -17,10 +17,10 @@ import types as pytypes
 import numpy as np
 
 from .. import _numba
+from ..accesses import ArrayInfo
 from .arrays import TracedArray
 from .fakecuda import FakeNumba
 from .gpumath import FAKE_MATH, gpu_div
-from .records import ArrayInfo
 
 _WARP = frozenset(
     {

@@ -4,8 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..accesses import ATOMIC, READ, WRITE
 from .findings import group_ids
-from .records import ATOMIC, READ, WRITE
 
 
 @dataclass

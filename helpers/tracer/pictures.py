@@ -7,9 +7,9 @@ exactly once when it is a cell's last value; `fig.savefig("x.png")` works too).
 import numpy as np
 
 from .._style import OTHER_BLOCK, PROBLEM, UNTOUCHED, finish, pyplot
+from ..accesses import ATOMIC, READ, WRITE
 from ..errors import LearnerError
 from .metrics import warp_groups
-from .records import ATOMIC, READ, WRITE
 
 __all__ = ["draw_accesses", "draw_coalescing", "draw_banks", "bank_accesses"]
 

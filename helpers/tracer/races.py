@@ -6,8 +6,8 @@ model: syncwarp is a barrier and a fence for the lanes that take part).
 
 import numpy as np
 
+from ..accesses import ATOMIC, READ, WRITE, barrier_epoch, grid_epoch, warp_epoch
 from .findings import VERB, Verdict, group_ids, more, where, who
-from .records import ATOMIC, READ, WRITE, barrier_epoch, grid_epoch, warp_epoch
 
 
 def _conflicting_groups(gid, ngroups, actor, kind):
@@ -66,7 +66,7 @@ def find_races(t):
     # different blocks, any epoch (global memory only): actors are blocks
     g = np.flatnonzero(is_global)
     if len(g):
-        # a grid sync (the epoch's high bits, see runner._GRID_SHIFT) orders blocks too
+        # a grid sync (the epoch's high bits, see helpers.accesses.GRID_SHIFT) orders blocks too
         gid2, ng2 = group_ids(a.array[g], a.index[g], grid_epoch(a.epoch[g]))
         bad2 = _conflicting_groups(gid2, ng2, block[g], a.kind[g])
         cross[g] = bad2[gid2]

@@ -1,4 +1,4 @@
-"""What a traced launch records: arrays, thread coordinates and the access log.
+"""How a traced launch records: thread coordinates and the access log (its format: helpers.accesses).
 
 The recorder is shared by everything in one run (traced arrays, the fake `cuda` module,
 the scheduler); it appends one small tuple per access and turns them into NumPy arrays in
@@ -6,70 +6,17 @@ chunks, which is what keeps tracing cheap.
 """
 
 import numbers
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..accesses import ATOMIC, READ, WRITE, ArrayInfo
 from ..errors import KernelError
 
-READ, WRITE, ATOMIC = 0, 1, 2  # the access kinds in the log
-# A thread's epoch packs what it has passed, so one int64 per access orders it: syncthreads in
-# the low 20 bits, grid syncs from bit 20, syncwarps from bit 40 (races.py splits them again).
-GRID_SHIFT, WARP_SHIFT = 20, 40
-BLOCK_EPOCH = (1 << GRID_SHIFT) - 1
-WARP_EPOCH = 1 << WARP_SHIFT
-
-
-def barrier_epoch(epoch):
-    """The part of an epoch that orders threads of one block: syncthreads and grid syncs."""
-    return epoch & ((1 << WARP_SHIFT) - 1)
-
-
-def grid_epoch(epoch):
-    """The part that orders blocks: grid syncs passed."""
-    return (epoch >> GRID_SHIFT) & ((1 << (WARP_SHIFT - GRID_SHIFT)) - 1)
-
-
-def warp_epoch(epoch):
-    """Syncwarps passed: orders lanes of one warp, and nothing else."""
-    return epoch >> WARP_SHIFT
-
+# The access kinds stay importable from here: helpers.exercises.explain reads ATOMIC from this module.
+__all__ = ["ATOMIC", "READ", "WRITE", "FLUSH_EVERY", "MAX_ACCESSES", "ArrayInfo", "Dim3", "Recorder"]
 
 MAX_ACCESSES = 4_000_000  # generous: a small traced launch makes thousands, not millions
 FLUSH_EVERY = 1 << 16  # accesses buffered as tuples before they become a NumPy chunk
-
-
-@dataclass
-class ArrayInfo:
-    """One array the kernel touched. `space` is "global", "shared", "local" or "const"."""
-
-    name: str
-    space: str
-    shape: tuple
-    dtype: np.dtype
-    strides: tuple  # bytes; used to turn element indices into addresses for coalescing
-    param: object = None  # position in the kernel's parameters (global arrays only)
-    line: object = None  # allocation line (shared/local arrays)
-    var: str = ""  # the variable name, for element names such as `tile[3]`
-    field: str = ""  # one field of a structured array (`pts[i].x`): fields are separate bytes on a GPU
-    base: object = None  # for a field: the array id of the whole structured array
-
-    def __post_init__(self):
-        if not self.var:
-            self.var = self.name
-
-    def element(self, index):
-        """`out[3]`, `shared tile[1, 2]`, `pts[0].x`: how messages name one element."""
-        text = f"{self.var}[{', '.join(str(int(i)) for i in index)}]" + (f".{self.field}" if self.field else "")
-        return text if self.space == "global" else f"{self.space} {text}"
-
-    @property
-    def itemsize(self):
-        return self.dtype.itemsize
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
 
 
 class Dim3:
@@ -85,14 +32,6 @@ class Dim3:
 
     def __repr__(self):
         return f"({self.x}, {self.y}, {self.z})"
-
-
-def unlinear(lin, dims):
-    """Linear id -> (x, y, z) with x fastest, as CUDA numbers threads and blocks."""
-    x = lin % dims[0]
-    y = (lin // dims[0]) % dims[1]
-    z = lin // (dims[0] * dims[1])
-    return (int(x), int(y), int(z))
 
 
 class Recorder:

@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..accesses import access_table, unlinear
 from ..errors import LearnerError, shown
 from . import pictures
 from .metrics import compute_metrics, summarize
-from .records import unlinear
 from .verdicts import find_verdicts
 
 
@@ -62,8 +62,7 @@ class Trace:
         self.nthreads = self.nblocks * self.threads_per_block
         self.arrays = rec.arrays
         self.outputs = outputs
-        table = np.concatenate(rec.chunks, axis=1) if rec.chunks else np.zeros((6, 0), dtype=np.int64)
-        self.accesses = Accesses(table, self.threads_per_block)
+        self.accesses = Accesses(access_table(rec.chunks), self.threads_per_block)
         self.locations = [None] * len(rec.locs)
         for (code, line), i in rec.locs.items():
             self.locations[i] = Location(code.co_filename, line, code.co_name)

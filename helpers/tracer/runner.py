@@ -15,12 +15,13 @@ import numpy as np
 
 from .. import _numba
 from .. import compile_check as _compile_check
+from ..accesses import BLOCK_EPOCH, GRID_SHIFT, WARP_EPOCH, ArrayInfo, unlinear
 from ..errors import CourseError, KernelError, LearnerError, shown
-from ..limits import RETURN_VALUE, block_problem, grid_problem, launch_dims, trace_size_problem
+from ..limits import RETURN_VALUE, launch_dims, launch_limits
 from .arrays import TracedArray
 from .fakecuda import FakeCuda
 from .instrument import Instrumenter
-from .records import BLOCK_EPOCH, GRID_SHIFT, MAX_ACCESSES, WARP_EPOCH, ArrayInfo, Dim3, Recorder, unlinear
+from .records import MAX_ACCESSES, Dim3, Recorder
 from .result import Trace
 from .watchdog import learner_frame, line_text, touch, watchdog
 
@@ -313,16 +314,6 @@ def _coord(d, dims):
     """A thread or block index as the learner wrote the launch: 5 for 1-D, (5, 2) for 2-D..."""
     ndim = 3 if dims[2] > 1 else 2 if dims[1] > 1 else 1
     return d.x if ndim == 1 else tuple(d)[:ndim]
-
-
-def launch_limits(griddim, blockdim):
-    """A LearnerError for a launch a GPU refuses, or one too big to trace; nothing runs before this."""
-    problem = block_problem(blockdim) or grid_problem(griddim)
-    if problem is None:
-        nthreads = griddim[0] * griddim[1] * griddim[2] * blockdim[0] * blockdim[1] * blockdim[2]
-        problem = trace_size_problem(nthreads)
-    if problem:
-        raise LearnerError(problem[0].upper() + problem[1:])
 
 
 # ----------------------------------------------------------------------------------------------

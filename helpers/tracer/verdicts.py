@@ -23,9 +23,9 @@ import linecache
 
 import numpy as np
 
+from ..accesses import ATOMIC, READ, WRITE, unlinear
 from .findings import VERB, Verdict, fmt3, group_ids, idx, more, ranges, source_line, where, who
 from .races import find_races
-from .records import ATOMIC, READ, WRITE, unlinear
 
 __all__ = ["Verdict", "VERDICT_KINDS", "find_verdicts"]
 
