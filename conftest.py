@@ -89,6 +89,23 @@ class _NotebookReport:
                 json.dump({"notebooks": self.rows, "wall_seconds": time.time() - self.started}, f, indent=1)
 
 
+def _must_stay_together(item) -> bool:
+    """A notebook's cells run in order in one kernel, and a module- or session-scoped fixture of the
+    suite's own (a graded batch, a fuzz kernel) would be built again on every worker that ran one of
+    its tests: such items go to one worker as a group (`--dist loadgroup`); all others are spread one
+    by one, so one long file no longer holds a worker while the other waits."""
+    if item.path.suffix == ".ipynb":
+        return True
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    return any(d.scope in ("module", "package", "session") and d.baseid for ds in defs.values() for d in ds)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _must_stay_together(item):
+            item.add_marker(pytest.mark.xdist_group(item.path.relative_to(config.rootpath).as_posix()))
+
+
 def pytest_configure(config):
     # Only the controller aggregates (xdist workers forward their reports to it).
     if not hasattr(config, "workerinput"):

@@ -2,7 +2,7 @@
 entry points, the CuPy/PyCUDA kernel-source wrappers, signature probes). Runs in CPU mode too:
 NVRTC compiles without a GPU.
 
-The CUDA C sources the course ships are compiled in test_cuda_sources.py.
+The CUDA C sources the course ships are compiled in tests/notebooks/test_cuda_sources_compile.py.
 """
 
 import pytest

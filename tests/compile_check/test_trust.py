@@ -152,7 +152,7 @@ def test_a_student_process_saying_it_compiles_is_not_believed(monkeypatch):
 
     direct = nb02.saxpy.grade(saxpy, seed=4, launch=lambda n: ((n + 127) // 128, 128))
     assert direct.status == "failed" and "Python list" in direct.message  # on a GPU too (run_gpu's refusal)
-    monkeypatch.setattr("test_judge_loopback.Loopback", ForgingServer)
+    monkeypatch.setattr("support.loopback.Loopback", ForgingServer)
     judged, chan = grade_judged(nb02.saxpy, saxpy, 4, {"launch": lambda n: ((n + 127) // 128, 128)})
     assert "compile" in chan.ops
     assert judged.status != "passed", judged.line()
@@ -188,7 +188,7 @@ def test_a_student_process_hiding_a_race_or_a_budget_is_not_believed(monkeypatch
     wrong = next(w for w in WRONG[name] if w.kind == kind)
     direct = ex.grade(wrong.answer, seed=3, **wrong.options)
     assert direct.status == "failed" and wrong.says in direct.message
-    monkeypatch.setattr("test_judge_loopback.Loopback", ForgingTracer)
+    monkeypatch.setattr("support.loopback.Loopback", ForgingTracer)
     judged, chan = grade_judged(ex, wrong.answer, 3, wrong.options)
     assert "judge trace" in chan.ops and "trace" not in chan.ops  # the judge's tracer ran it
     assert (judged.status, judged.message) == (direct.status, direct.message)

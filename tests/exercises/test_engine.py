@@ -1,5 +1,5 @@
 """Engine unit tests: inputs, poisoning, comparison, messages, launches, placeholders, seeds,
-progress, hints and solutions. Shipped exercises are covered by test_problems.py."""
+progress, hints and solutions. Shipped exercises are covered by tests/problems/test_catalogue.py."""
 
 import json
 import os

@@ -2,12 +2,12 @@
 helpers.exercises.libraries (ArrayExercise, CudaCExercise, CallExercise).
 
 - Every exercise's reference passes and has at least three catalogued wrong answers
-  (tests/wrong_solutions/nb08..nb11; test_problems.py runs them, tests/gpu/ the GPU-only ones).
+  (tests/wrong_solutions/nb08..nb11; tests/problems/test_catalogue.py runs them, tests/gpu/ the GPU-only ones).
 - In CPU mode the CUDA C checks run the kernel (helpers.ptx) and say so, and nb08's array
   exercises that NumPy stood in for CuPy.
 
-helpers.cuda_c is tested in test_cuda_c.py, bench/interop.py in test_bench.py, and nb11's Numba
-kernel in test_notebook_kernels.py.
+helpers.cuda_c is tested in test_cuda_c.py, bench/interop.py in tests/bench/test_benchmarks.py, and nb11's Numba
+kernel in tests/notebooks/test_kernels_trace_clean.py.
 """
 
 import importlib

@@ -2,10 +2,10 @@
 
 - notebooks 02-04: each `@cuda.jit` kernel of the solution notebook, with awkward sizes (a partial
   last block in every dimension); a kernel added to a notebook must be added to CLEAN, or be one
-  of the bugs a notebook demonstrates (those are tested in test_nb02.py and test_nb04.py);
+  of the bugs a notebook demonstrates (those are tested in tests/problems/test_nb02.py and tests/problems/test_nb04.py);
 - the reference kernels of the exercises of nb03, nb04 and nb11.
 
-The benchmark's kernels (bench/kernels.py, notebooks 05-07) are traced in test_bench.py.
+The benchmark's kernels (bench/kernels.py, notebooks 05-07) are traced in tests/bench/test_benchmarks.py.
 """
 
 import numpy as np
@@ -53,7 +53,7 @@ def test_shipped_kernel_traces_clean(nb, kernel):
 
 
 def test_every_notebook_kernel_is_covered():
-    """A kernel added to a notebook must be added to CLEAN (or to the demonstrated bugs, test_nb02.py/test_nb04.py)."""
+    """A kernel added to a notebook must be added to CLEAN (or to the demonstrated bugs, tests/problems/test_nb02.py/test_nb04.py)."""
     demonstrated = {"add_unguarded", "histogram_racy"}
     device_functions = {"lerp", "escape_steps"}
     for nb, table in CLEAN.items():

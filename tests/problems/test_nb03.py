@@ -1,6 +1,6 @@
 """Notebook 03 (memory): what is particular to its custom exercise class (run_on_device, a
 DevicePipelineExercise). The reference and every wrong answer in tests/wrong_solutions/nb03.py run
-in test_problems.py; its kernels are traced in test_notebook_kernels.py.
+in tests/problems/test_catalogue.py; its kernels are traced in tests/notebooks/test_kernels_trace_clean.py.
 """
 
 import pytest

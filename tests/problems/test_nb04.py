@@ -1,7 +1,7 @@
 """Notebook 04 (2D grids and images): the bug it demonstrates is caught, and its image exercises
 describe a learner's unwritten pixels plainly. The references and every wrong answer in
-tests/wrong_solutions/nb04.py run in test_problems.py; its kernels are traced in
-test_notebook_kernels.py.
+tests/wrong_solutions/nb04.py run in tests/problems/test_catalogue.py; its kernels are traced in
+tests/notebooks/test_kernels_trace_clean.py.
 """
 
 import numpy as np

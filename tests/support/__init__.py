@@ -1,4 +1,4 @@
-"""Helpers shared by the notebook tests (test_notebook_kernels.py, test_nbNN.py).
+"""Helpers shared by the notebook tests (tests/notebooks/test_kernels_trace_clean.py, test_nbNN.py).
 
 Kernels are taken from the solution notebooks themselves (their `@cuda.jit` definitions, found
 with `ast`), so a kernel edited in a notebook is re-checked without running the notebook.

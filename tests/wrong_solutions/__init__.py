@@ -1,6 +1,6 @@
 """Wrong solutions as data: one module per problems module, each with ``WRONG = {exercise: [Wrong, ...]}``.
 
-A new problems module plugs in by adding ``tests/wrong_solutions/<module>.py``; test_problems.py
+A new problems module plugs in by adding ``tests/wrong_solutions/<module>.py``; tests/problems/test_catalogue.py
 fails for any shipped exercise that has no entry. ``kind`` names the mistake category so the
 suite can prove the catalogue covers every category the course promises to catch.
 """
