@@ -1,6 +1,7 @@
 """Notebook 02 (first kernels): the bugs it demonstrates are really caught, as its text says.
 
-Its correct kernels are traced in tests/notebooks/test_kernels_trace_clean.py; its exercises run in tests/problems/test_catalogue.py.
+Its correct kernels are traced in tests/notebooks/test_kernels_trace_clean.py; its exercises run in
+tests/problems/test_catalogue.py.
 """
 
 import numpy as np
