@@ -5,9 +5,14 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
 - ``course``       which exercises each course notebook has, and which variable holds each answer,
                    parsed (with ``ast``) from the PRISTINE notebooks in ``notebooks/``
 - ``submissions``  unpack a zip, discover one submission per student x notebook, read the cells
-- ``child``        runs INSIDE the fresh per-submission process: execute the student's cells;
-                   for a judged notebook answer the judge, else snapshot the trusted objects,
-                   grade with the snapshot and stream signed results
+- ``child``        the entry point of the fresh per-submission process: reads the job and starts
+                   the right runner below
+- ``cell_runner``  inside the child: the student's cells in one namespace, each under a timer,
+                   the tamper check after each
+- ``snapshot_grader`` inside an unjudged child: snapshot the trusted objects, grade with the
+                   snapshot after each cell and at the end, stream signed results
+- ``judged_runner`` inside a judged child: hand each checked answer to the judge and answer its
+                   requests; no exercise, reference or key in that process
 - ``judge``        the grader's side of a judged notebook: the exercises, references and seeds
                    stay here; the checks run on stand-ins for the student's answers
 - ``serve``        the student's side of a judged notebook: stand-in exercise modules, and the
@@ -15,8 +20,10 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
 - ``workers``      the judge's own NVRTC and tracer processes per submission: what decides a grade
                    never comes from the student's process, and their code never runs in the grader
 - ``cells``        the child's tools for one cell: IPython syntax, timers, limits, signed lines, plain data
-- ``execute``      the parent's side of one submission: start the child, timeouts, output caps,
-                   crashes, a second run that skips a crashing cell
+- ``execute``      the parent's side of one submission: the job, the child's environment, the
+                   judge's workers, a second run that skips a crashing cell
+- ``process``      one child process: start, output caps, the watchdog on its phases, kill, Ctrl-C
+- ``attempt``      what one run of the child left behind, and what went wrong, in words
 - ``sandbox``      each child in its own Linux namespaces (bubblewrap or unshare), or says why not
 - ``review``       static review: code a course notebook rarely needs, flagged for a human
 - ``devices``      which GPU each worker uses, and what each child saw

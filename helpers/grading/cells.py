@@ -2,7 +2,7 @@
 plain Python, timers and resource limits, signed result lines, and answers turned into plain
 data that cannot run code when the grader reads them.
 
-Used only inside the child process (``child.py``); nothing here imports the course engine.
+Used only inside the child process (``child.py`` and its runners); nothing here imports the course engine.
 """
 
 from __future__ import annotations

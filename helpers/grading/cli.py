@@ -26,10 +26,11 @@ import zipfile
 from pathlib import Path
 
 from .._files import atomic_write
-from . import execute, report, sandbox
+from . import process, report, sandbox
 from .course import load_course
 from .devices import visible_devices
-from .execute import ROOT, Settings, grade_submission
+from .execute import Settings, grade_submission
+from .process import ROOT
 from .records import copy_pictures
 from .submissions import discover, unpack
 
@@ -298,7 +299,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
     manifest["seeds"] = {
         sub.key: {e.id: seed_for(manifest["salt"], sub.student, e.id) for e in nb.exercises} for sub, nb, _ in todo
     }
-    execute.STOP.clear()
+    process.STOP.clear()
     pool = cf.ThreadPoolExecutor(max_workers=jobs)
     futures = {pool.submit(work, i, sub, nb, fp): (sub, nb, fp) for i, (sub, nb, fp) in enumerate(todo)}
     try:
@@ -318,7 +319,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
             progress.update(sub.key + (f" on GPU {rec['gpu']}" if rec.get("gpu") is not None else ""), rec["outcome"])
     except KeyboardInterrupt:
         # Ctrl-C: start nothing new, kill the running children, keep every record already written.
-        execute.stop_all()
+        process.stop_all()
         pool.shutdown(wait=False, cancel_futures=True)
         cf.wait(futures, timeout=10)
         raise

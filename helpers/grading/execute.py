@@ -1,51 +1,33 @@
-"""The parent's side of one submission: start a fresh child process, enforce the limits, read
-its signed results, and turn crashes, timeouts and damaged files into per-exercise outcomes.
+"""The parent's side of one submission: the job a fresh child process runs, the environment it
+runs in, the judge's own workers for a judged notebook, and the reruns after a crash.
 
 Containment: the child runs in its own session (``killpg`` reaches whatever it starts), with
 a minimal environment (no instructor secrets), stdin from the job only, stdout+stderr into a
 pipe of which only the head and the tail are kept, a per-cell timer inside and a per-notebook
-wall clock outside; where the system offers namespaces, inside the sandbox of ``sandbox.py``
-(the working folder is bound at its own path, so the results file and pictures travel as they do
-without one). After a hard crash or a kill in cell N, the notebook is run once more
-without cell N, so one broken cell does not cost every later exercise.
+wall clock outside (``process.py``); where the system offers namespaces, inside the sandbox of
+``sandbox.py`` (the working folder is bound at its own path, so the results file and pictures
+travel as they do without one). After a hard crash or a kill in cell N, the notebook is run once
+more without cell N, so one broken cell does not cost every later exercise.
 """
 
 from __future__ import annotations
 
-import collections
 import json
 import os
 import secrets
-import signal
 import subprocess
-import sys
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from .cells import GPU_POISONED
+from . import process
+from .attempt import Attempt
 from .course import CourseNotebook
-from .records import (
-    HEAD_BYTES,
-    MAX_RESULT_LINE,
-    MAX_RESULTS_BYTES,
-    TAIL_BYTES,
-    collect,
-    finish,
-    open_regular,
-    output_text,
-    read_results,
-)
-from .records import verified as _verified
+from .process import check_stop, kill_group, watch
+from .records import collect, finish, output_text, read_results
 from .review import code_cells, review_flags
 from .submissions import Submission, read_cells
 
-ROOT = Path(__file__).resolve().parents[2]
-# -I ignores PYTHONPATH, so the child gets the grader's own import path explicitly: where the
-# course's packages come from PYTHONPATH (offline GPU nodes, COURSE_ENV=current) the child must
-# import the same numpy and numba as the grader, not whatever the base interpreter ships.
-_BOOT = "import sys; sys.path[:0] = {paths!r}; from helpers.grading.child import main; main()"
 _ENV_KEEP = (
     "PATH",
     "HOME",
@@ -75,62 +57,6 @@ class Settings:
     sandbox: object = None  # a sandbox.Sandbox; None: no sandbox (library callers, tests)
 
 
-@dataclass
-class Attempt:
-    skip: list
-    returncode: int | None = None
-    killed: bool = False  # by the notebook timeout
-    stuck: str | None = None  # killed by the watchdog: what was stuck
-    seconds: float = 0.0
-    lines: list = field(default_factory=list)
-    forged: int = 0
-    head: bytes = b""
-    tail: bytes = b""
-    output_bytes: int = 0
-    flooded: str | None = None  # the results file was over the caps: why
-
-    @property
-    def done(self) -> bool:
-        return any(m.get("type") == "done" for m in self.lines)
-
-    @property
-    def last_phase(self) -> dict:
-        """The last thing the child said it was doing: a cell, the time after one, or a grade."""
-        phases = [m for m in self.lines if m.get("type") in ("ready", "cell", "between", "grading")]
-        return phases[-1] if phases else {}
-
-    def failure(self, timeout: float) -> str | None:
-        """None when the child finished; else what happened, in words."""
-        if self.done:
-            return None
-        if self.killed:
-            return f"the notebook ran longer than {timeout:g} s and was stopped"
-        if self.stuck:
-            return self.stuck
-        rc = self.returncode
-        if rc is not None and rc < 0:
-            name = {
-                signal.SIGSEGV: "a segmentation fault",
-                signal.SIGABRT: "an abort",
-                signal.SIGBUS: "a bus error",
-                signal.SIGFPE: "a floating-point exception",
-                signal.SIGILL: "an illegal instruction",
-                signal.SIGKILL: "being killed (out of memory?)",
-                signal.SIGXFSZ: "writing a file that was too large",
-            }
-            return f"the notebook's process crashed ({name.get(-rc, f'signal {-rc}')})"
-        if rc == GPU_POISONED:
-            return (
-                "the code left the GPU unusable (an illegal memory access or a failed launch: "
-                "an index past the end of an array?)"
-            )
-        if not any(m.get("type") == "ready" for m in self.lines):
-            return (
-                f"the grader's process did not start (exit code {rc})" if rc else "the grader's process did not start"
-            )
-        return f"the notebook's process ended early (exit code {rc}: os._exit or a fatal error)"
-
-
 def child_env(settings: Settings, workdir: Path, gpu: str | None) -> dict:
     env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
     env.update(
@@ -156,49 +82,12 @@ def child_env(settings: Settings, workdir: Path, gpu: str | None) -> dict:
     return env
 
 
-def _pump(stream, attempt: Attempt):
-    tail = collections.deque()
-    size = 0
-    head = bytearray()
-    while True:
-        chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
-        if not chunk:
-            break
-        attempt.output_bytes += len(chunk)
-        if len(head) < HEAD_BYTES:
-            head += chunk[: HEAD_BYTES - len(head)]
-        tail.append(chunk)
-        size += len(chunk)
-        while size - len(tail[0]) >= TAIL_BYTES:
-            size -= len(tail.popleft())
-    attempt.head, attempt.tail = bytes(head), b"".join(tail)[-TAIL_BYTES:]
-
-
-STOP = threading.Event()  # set on Ctrl-C: no further child starts
-_RUNNING: set = set()
-_LOCK = threading.Lock()
-
-
-class Interrupted(Exception):
-    """The grader was told to stop (Ctrl-C): no new child process is started."""
-
-
-def stop_all() -> None:
-    """Ctrl-C: start nothing new and kill every running child's process group."""
-    STOP.set()
-    with _LOCK:
-        running = list(_RUNNING)
-    for proc in running:
-        _kill_group(proc)
-
-
 def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None, judge=None) -> Attempt:
     """One run of the notebook in a fresh process; never raises for anything the student did.
 
     With ``judge`` (a ``(specs, exercises)`` pair) the child only runs code: it holds no exercise,
     reference or key, and this process grades what it sends back (judge.py)."""
-    if STOP.is_set():
-        raise Interrupted("the grader was interrupted")
+    check_stop()
     attempt = Attempt(skip=list(job["skip_cells"]))
     workdir.mkdir(parents=True, exist_ok=True)
     if judge is not None:
@@ -213,23 +102,13 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None, jud
         proc.stdin.close()
     except OSError:
         pass  # the child died at once; its exit status tells why
-    attempt.returncode, attempt.killed, attempt.stuck = _watch(proc, results, key, settings, started)
-    _kill_group(proc)
+    attempt.returncode, attempt.killed, attempt.stuck = watch(proc, results, key, settings, started)
+    kill_group(proc)
     if attempt.returncode is None:
         attempt.returncode = proc.wait()
-    _finish(proc, reader, started, settings, attempt)
+    process.finish(proc, reader, started, settings.sandbox, attempt)
     attempt.lines, attempt.forged, attempt.flooded = read_results(results, key)
     return attempt
-
-
-def _argv():
-    return [
-        sys.executable,
-        "-I",
-        "-u",
-        "-c",
-        _BOOT.format(paths=[str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]),
-    ]
 
 
 def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
@@ -261,12 +140,12 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
         channel.compiler.close()
         channel.nvrtc.close()
         channel.tracer.close()
-    _kill_group(proc)
+    kill_group(proc)
     try:
         attempt.returncode = proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         attempt.returncode = None
-    _finish(proc, reader, started, settings, attempt)
+    process.finish(proc, reader, started, settings.sandbox, attempt)
     return attempt
 
 
@@ -306,106 +185,14 @@ def _compiler(workdir, settings, gpu):
 
 
 def _start(workdir, settings, gpu, attempt, hide_problems=False, pass_fds=()):
-    """The child process, in its sandbox where there is one, registered for Ctrl-C, its output pumped
-    into ``attempt``: (process, output reader, start time)."""
-    argv, env = _argv(), child_env(settings, workdir, gpu)
-    box = settings.sandbox
-    if box is not None:  # the same paths inside: the workdir is bound at its own name, writable
-        argv, env = box.wrap(argv, workdir, hide_problems=hide_problems), box.env(env, workdir)
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=workdir,
-        env=env,
-        start_new_session=True,
-        pass_fds=pass_fds,
-    )
-    with _LOCK:
-        _RUNNING.add(proc)
-    if STOP.is_set():
-        _kill_group(proc)
-    reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
-    reader.start()
-    return proc, reader, started
-
-
-def _finish(proc, reader, started, settings, attempt):
-    """After the child is gone: its exit status as the sandbox reports it, unregistered, output read."""
-    if settings.sandbox is not None:
-        attempt.returncode = settings.sandbox.returncode(attempt.returncode)
-    with _LOCK:
-        _RUNNING.discard(proc)
-    if STOP.is_set():
-        raise Interrupted("the grader was interrupted")
-    reader.join(timeout=5)  # a grandchild that left the session could hold the pipe: do not wait for it
-    attempt.seconds = time.monotonic() - started
-
-
-WATCH_CHUNK = 8 << 20  # bytes of the results file the watchdog reads per look
-GRACE = 3.0  # seconds on top of a phase's own timer before the watchdog kills
-
-
-def _watch(proc, results: Path, key: bytes, settings: Settings, started: float):
-    """Wait for the child. Kill it when the notebook runs out of time, or when one phase (a cell,
-    one grade) outlives its own timer: code that ignores or swallows the timer is stopped here.
-    Returns (returncode, killed by the notebook timeout, message about a stuck phase)."""
-    # "between" is the grader's own work after a cell (closing figures, the tamper check): no
-    # student code runs there, but a loaded machine can be slow, so it gets a cell's time.
-    limits = {
-        "cell": settings.cell_timeout + GRACE,
-        "grading": 2 * settings.grade_timeout + GRACE,
-        "between": max(15.0, settings.cell_timeout) + GRACE,
-    }
-    offset, phase, since, partial = 0, None, time.monotonic(), b""
-    while True:
-        try:
-            return proc.wait(timeout=0.25), False, None
-        except subprocess.TimeoutExpired:
-            pass
-        now = time.monotonic()
-        if now - started > settings.timeout:
-            return None, True, None
-        chunk = b""
-        if offset <= MAX_RESULTS_BYTES:  # past the cap: only the notebook's wall clock still applies
-            try:
-                with open_regular(results) as f:
-                    f.seek(offset)
-                    chunk = f.read(WATCH_CHUNK)
-            except OSError:
-                pass
-        elif phase is not None:
-            phase = None  # a flooded results file: phases can no longer be followed, so no phase kill
-        if chunk:
-            offset += len(chunk)
-            lines = (partial + chunk).split(b"\n")
-            partial = lines.pop()
-            if len(partial) > MAX_RESULT_LINE:
-                partial = b""  # an endless line is no message of the child's
-            for line in lines:
-                msg = _verified(line, key)
-                if msg is not None:
-                    phase, since = msg, now
-        if phase is not None and phase.get("type") in limits and now - since > limits[phase["type"]]:
-            return (
-                None,
-                False,
-                "the code kept running after its time was up (it ignores or swallows the timer) and was stopped",
-            )
-
-
-def _kill_group(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
+    """The child process in the environment ``child_env`` makes: (process, output reader, start time)."""
+    env = child_env(settings, workdir, gpu)
+    return process.start(workdir, env, settings.sandbox, attempt, hide_problems, pass_fds)
 
 
 def _judge_for(nb: CourseNotebook, specs: list):
     """(specs, {id: exercise}) when every exercise of this notebook can be judged in this process,
-    the student's code only run in the child; else None (the child grades, as before)."""
+    the student's code only run in the child; else None (the child grades)."""
     import importlib
 
     from .judge import judgeable
@@ -414,7 +201,7 @@ def _judge_for(nb: CourseNotebook, specs: list):
     for spec in specs:
         try:
             ex = getattr(importlib.import_module(f"helpers.problems.{spec['module']}"), spec["name"], None)
-        except Exception:  # noqa: BLE001 - the child reports a broken course module, as before
+        except Exception:  # any failure: the child imports it too and reports the broken course module
             return None
         if ex is None:
             return None

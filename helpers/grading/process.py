@@ -1,0 +1,173 @@
+"""One child process of the grader's: started in its sandbox and its own session, its output
+kept (head and tail only), watched against the timers of what it says it is doing, and killed
+with its whole process group; Ctrl-C stops every running child and starts no new one.
+
+``execute.py`` decides what a child runs and with which environment; this module only runs it.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .records import HEAD_BYTES, MAX_RESULT_LINE, MAX_RESULTS_BYTES, TAIL_BYTES, open_regular
+from .records import verified as _verified
+
+ROOT = Path(__file__).resolve().parents[2]
+# -I ignores PYTHONPATH, so the child gets the grader's own import path explicitly: where the
+# course's packages come from PYTHONPATH (offline GPU nodes, COURSE_ENV=current) the child must
+# import the same numpy and numba as the grader, not whatever the base interpreter ships.
+_BOOT = "import sys; sys.path[:0] = {paths!r}; from helpers.grading.child import main; main()"
+
+STOP = threading.Event()  # set on Ctrl-C: no further child starts
+_RUNNING: set = set()
+_LOCK = threading.Lock()
+
+
+class Interrupted(Exception):
+    """The grader was told to stop (Ctrl-C): no new child process is started."""
+
+
+def stop_all() -> None:
+    """Ctrl-C: start nothing new and kill every running child's process group."""
+    STOP.set()
+    with _LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        kill_group(proc)
+
+
+def check_stop() -> None:
+    if STOP.is_set():
+        raise Interrupted("the grader was interrupted")
+
+
+def child_argv() -> list:
+    return [
+        sys.executable,
+        "-I",
+        "-u",
+        "-c",
+        _BOOT.format(paths=[str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]),
+    ]
+
+
+def start(workdir, env: dict, sandbox, attempt, hide_problems=False, pass_fds=()):
+    """The child process with ``env``, in ``sandbox`` where there is one, registered for Ctrl-C, its
+    output pumped into ``attempt``: (process, output reader, start time)."""
+    argv = child_argv()
+    if sandbox is not None:  # the same paths inside: the workdir is bound at its own name, writable
+        argv, env = sandbox.wrap(argv, workdir, hide_problems=hide_problems), sandbox.env(env, workdir)
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+        env=env,
+        start_new_session=True,
+        pass_fds=pass_fds,
+    )
+    with _LOCK:
+        _RUNNING.add(proc)
+    if STOP.is_set():
+        kill_group(proc)
+    reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
+    reader.start()
+    return proc, reader, started
+
+
+def finish(proc, reader, started, sandbox, attempt) -> None:
+    """After the child is gone: its exit status as the sandbox reports it, unregistered, output read."""
+    if sandbox is not None:
+        attempt.returncode = sandbox.returncode(attempt.returncode)
+    with _LOCK:
+        _RUNNING.discard(proc)
+    check_stop()
+    reader.join(timeout=5)  # a grandchild that left the session could hold the pipe: do not wait for it
+    attempt.seconds = time.monotonic() - started
+
+
+def kill_group(proc) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def _pump(stream, attempt):
+    tail = collections.deque()
+    size = 0
+    head = bytearray()
+    while True:
+        chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+        if not chunk:
+            break
+        attempt.output_bytes += len(chunk)
+        if len(head) < HEAD_BYTES:
+            head += chunk[: HEAD_BYTES - len(head)]
+        tail.append(chunk)
+        size += len(chunk)
+        while size - len(tail[0]) >= TAIL_BYTES:
+            size -= len(tail.popleft())
+    attempt.head, attempt.tail = bytes(head), b"".join(tail)[-TAIL_BYTES:]
+
+
+WATCH_CHUNK = 8 << 20  # bytes of the results file the watchdog reads per look
+GRACE = 3.0  # seconds on top of a phase's own timer before the watchdog kills
+
+
+def watch(proc, results: Path, key: bytes, settings, started: float):
+    """Wait for the child. Kill it when the notebook runs out of time, or when one phase (a cell,
+    one grade) outlives its own timer: code that ignores or swallows the timer is stopped here.
+    ``settings`` gives the timers (``execute.Settings``).
+    Returns (returncode, killed by the notebook timeout, message about a stuck phase)."""
+    # "between" is the grader's own work after a cell (closing figures, the tamper check): no
+    # student code runs there, but a loaded machine can be slow, so it gets a cell's time.
+    limits = {
+        "cell": settings.cell_timeout + GRACE,
+        "grading": 2 * settings.grade_timeout + GRACE,
+        "between": max(15.0, settings.cell_timeout) + GRACE,
+    }
+    offset, phase, since, partial = 0, None, time.monotonic(), b""
+    while True:
+        try:
+            return proc.wait(timeout=0.25), False, None
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if now - started > settings.timeout:
+            return None, True, None
+        chunk = b""
+        if offset <= MAX_RESULTS_BYTES:  # past the cap: only the notebook's wall clock still applies
+            try:
+                with open_regular(results) as f:
+                    f.seek(offset)
+                    chunk = f.read(WATCH_CHUNK)
+            except OSError:
+                pass
+        elif phase is not None:
+            phase = None  # a flooded results file: phases can no longer be followed, so no phase kill
+        if chunk:
+            offset += len(chunk)
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()
+            if len(partial) > MAX_RESULT_LINE:
+                partial = b""  # an endless line is no message of the child's
+            for line in lines:
+                msg = _verified(line, key)
+                if msg is not None:
+                    phase, since = msg, now
+        if phase is not None and phase.get("type") in limits and now - since > limits[phase["type"]]:
+            return (
+                None,
+                False,
+                "the code kept running after its time was up (it ignores or swallows the timer) and was stopped",
+            )
