@@ -150,13 +150,6 @@ def _space(ins):
     return "generic"
 
 
-def _vec(ins):
-    for p in ins.parts:
-        if p in ("v2", "v4", "v8"):
-            return int(p[1])
-    return 1
-
-
 def decode_ld_st(ins, cx):
     from .alu import OPS  # noqa: F401  (the op registry lives there)
 

@@ -167,10 +167,6 @@ _SIZES = {
 }
 
 
-def type_size(t):
-    return _SIZES[t]
-
-
 def parse_var(text):
     m = _VAR.match(text.strip())
     if not m:

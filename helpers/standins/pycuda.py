@@ -27,7 +27,6 @@ SUPPORTED = (
     "prepare/prepared_call, gpuarray.to_gpu/empty_like/sum and ElementwiseKernel"
 )
 VERSION_TEXT = "CPU stand-in"
-_LETTERS = {"P": np.uint64}  # everything else: np.dtype(letter) reads struct's letters the same way
 
 
 class DeviceAllocation:

@@ -119,7 +119,7 @@ def bank_table(t):
     """
     rows, wid, nw, addr = warp_groups(t, "shared")
     if nw == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), (rows, wid, addr)
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     a = t.accesses
     itemsize = np.array([info.itemsize for info in t.arrays])[a.array[rows]]
     words_per = np.maximum(itemsize // 4, 1)
@@ -136,7 +136,7 @@ def bank_table(t):
     np.maximum.at(passes, per_bank[0][0], per_bank[1])
     nwords = np.bincount(uniq[0], minlength=nw)
     ideal = np.maximum(np.ceil(nwords / 32).astype(np.int64), 1)
-    return passes, ideal, (rows, wid, addr)
+    return passes, ideal
 
 
 def compute_metrics(t):
@@ -145,7 +145,7 @@ def compute_metrics(t):
     arr_space = space[a.array] if len(a) else np.zeros(0, object)
     glob, shar = arr_space == "global", arr_space == "shared"
     sectors, ideal = coalescing_table(t)
-    passes, bank_ideal, _ = bank_table(t)
+    passes, bank_ideal = bank_table(t)
     touched = np.zeros(t.nthreads, bool)
     touched[a.gtid[glob | shar]] = True
     idle = int((~touched).sum())
