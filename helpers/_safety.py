@@ -85,7 +85,7 @@ def _learner_line(tb) -> str:
 def _text(value) -> str:
     try:
         return str(value)
-    except Exception:  # noqa: BLE001 - an exception whose __str__ raises still gets its line
+    except Exception:  # an exception whose __str__ raises still gets its line
         return f"<{type(value).__name__} whose message could not be shown>"
 
 
@@ -117,7 +117,7 @@ def without_helpers(tb):
 def _handler(shell, etype, value, tb, tb_offset=None):
     try:
         line = one_line(etype, value, tb)
-    except Exception:  # noqa: BLE001 - IPython drops a handler that raises; keep this one
+    except Exception:  # IPython drops a handler that raises; keep this one
         line = f"{etype.__name__}: {_text(value)}"
     if line is None:  # the learner's own error: their traceback, without the course's frames
         shell.showtraceback((etype, value, without_helpers(tb) or tb), tb_offset=tb_offset)

@@ -59,7 +59,7 @@ def _is_code(err) -> bool:
         return False
     try:
         int(err)
-    except Exception:  # noqa: BLE001 - anything that is not a number is not an error code
+    except Exception:  # anything that is not a number is not an error code
         return False
     return True
 
@@ -102,7 +102,7 @@ def _texts(**named) -> None:
 def _listed(value) -> tuple:
     try:
         return tuple(value)
-    except Exception:  # noqa: BLE001 - not iterable (or its iterator raises): not a tuple of names
+    except Exception:  # not iterable (or its iterator raises): not a tuple of names
         return (None,)
 
 

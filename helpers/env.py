@@ -236,7 +236,7 @@ def _try(component: str, fn, fix: str) -> Check:
     try:
         detail = fn()
         return Check(component, True, detail)
-    except Exception as e:  # noqa: BLE001 - every failure is reported as a row
+    except Exception as e:  # every failure is reported as a row
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         return Check(component, False, f"{type(e).__name__}: {msg}"[:160], fix)
 
@@ -273,7 +273,7 @@ def _numba_fix() -> str:
         from .versions import problem_line
 
         line = problem_line()
-    except Exception:  # noqa: BLE001 - no metadata to read: the generic fix
+    except Exception:  # no metadata to read: the generic fix
         line = None
     return line or "Run `make lab` again: it reinstalls the locked environment."
 

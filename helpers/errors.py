@@ -33,7 +33,7 @@ def shown(value, limit: int = 60) -> str:
     """``repr(value)`` for a sentence: short, and never raising (a learner's object may break repr)."""
     try:
         text = repr(value)
-    except Exception:  # noqa: BLE001 - any object can be passed; the sentence must still be written
+    except Exception:  # any object can be passed; the sentence must still be written
         text = f"a {type(value).__name__} object"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -69,6 +69,6 @@ def problem_line() -> str | None:
     """The first mismatch as one sentence (the banner prints it), or None."""
     try:
         found = problems()
-    except Exception:  # noqa: BLE001 - a metadata oddity must never stop `import helpers`
+    except Exception:  # a metadata oddity must never stop `import helpers`
         return None
     return found[0] if found else None

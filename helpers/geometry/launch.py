@@ -43,7 +43,7 @@ def _pair(name: str, value, example: str) -> tuple:
     """Two numbers given as a tuple (or list, or array): anything else is said, with an example."""
     try:
         ok = not isinstance(value, (str, bytes)) and len(value) == 2
-    except Exception:  # noqa: BLE001 - no usable len(): not a pair
+    except Exception:  # no usable len(): not a pair
         ok = False
     if not ok:
         raise LearnerError(f"{name} must be a pair of whole numbers such as {example}, got {shown(value)}.")
