@@ -1,7 +1,8 @@
 """What every exercise kind shares: ``check``/``hint``/``solution``, "not attempted", the registry.
 
 ``grade(answer, seed)`` is pure and never raises: it returns a ``Result`` whose status is
-"passed", "failed", "not_attempted" or "error". ``check`` = grade + show + record progress.
+"passed", "failed", "not_attempted", "error" or "unchecked". Each kind's ``_grade`` returns a
+``Graded`` (results.py). ``check`` = grade + show + record progress.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .. import _elsewhere, _numba
 from ..errors import CourseError, shown
 from ..tracer.watchdog import HELPERS, LIBRARIES, describe_function, line_text, watchdog
 from . import progress as _progress
-from .results import Result, show, show_text
+from .results import Graded, Result, show, show_text
 
 PLACEHOLDER = "YOUR CODE HERE"  # the marker tools/sync_notebooks.py leaves in learners' notebooks
 _PLACEHOLDER_COMMENT = re.compile(r"/\*\s*YOUR CODE HERE\s*\*/|//\s*YOUR CODE HERE[^\n]*|#\s*YOUR CODE HERE[^\n]*")
@@ -76,7 +77,7 @@ def _only_placeholder(src: str) -> bool:
     """The first function (or lambda) in ``src`` does nothing: pass, ..., a docstring, return None."""
     try:
         tree = ast.parse(src)
-    except SyntaxError:  # a lambda cut out of a longer expression: keep the old, cautious reading
+    except SyntaxError:  # a lambda cut out of a longer expression: the placeholder comment decides
         return True
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -137,7 +138,8 @@ class Exercise:
                     seed,
                 )
             with _watchdog(watchdog, describe_function(self.running)):
-                status, message, picture, metrics = self._grade(answer, np.random.default_rng(seed), **options)
+                # Graded(*...): a subclass outside helpers may return a plain 4-tuple in Graded's order
+                graded = Graded(*self._grade(answer, np.random.default_rng(seed), **options))
         except KeyboardInterrupt as e:  # the learner pressed stop: one line, not a traceback through helpers
             return self._result("error", stopped_message(e), seed)
         except SystemExit:  # exit() in the learner's function would end the check (and print IPython's warning)
@@ -148,13 +150,13 @@ class Exercise:
             )
         except CourseError as e:  # LearnerError, KernelError, UnsupportedByTracer, GPURequired
             return self._result("error", str(e), seed)
-        except Exception as e:  # noqa: BLE001 - the learner's code raised somewhere unexpected
+        except Exception as e:  # the learner's code may raise anything, anywhere: one sentence, never a traceback
             return self._result("error", f"your code raised {type(e).__name__}: {e}; fix it and check again.", seed)
-        return self._result(status, message, seed, picture, metrics)
+        return self._result(graded.status, graded.message, seed, graded.picture, graded.metrics)
 
     def _wrong_arguments(self, seed, options) -> str | None:
-        """One sentence for a seed that is not a whole number or an option this check does not take
-        (they used to end in a ValueError, or in a TypeError blamed on the learner's code)."""
+        """One sentence for a seed that is not a whole number or an option this check does not take,
+        rather than a ValueError, or a TypeError blamed on the learner's code."""
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
             return f"seed must be a whole number such as seed=3 (or left out for a fresh one), not {shown(seed)}."
         params = inspect.signature(self._grade).parameters
@@ -204,7 +206,7 @@ class Exercise:
         message = _GENERIC_EX.sub(lambda m: f"{self.id}.{m.group(1)}()", str(message))
         return Result(self.id, status, message, seed, picture, dict(metrics or {}), points, float(self.points))
 
-    def _grade(self, answer, rng, **options):
+    def _grade(self, answer, rng, **options) -> Graded:
         raise NotImplementedError
 
     def _solution_text(self) -> str:

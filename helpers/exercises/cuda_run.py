@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import cuda_c
 from ..errors import UnsupportedByTracer
+from .results import Graded
 
 PAD, BLOCK = 64, 128
 _C = {v: k for k, v in cuda_c._CTYPES.items()}
@@ -120,36 +121,37 @@ def run_gpu(ex, answer, values):
     return np.asarray(reply["got"]), bool(reply["guard_ok"])
 
 
-def check_on_cpu(ex, src, rng, what):
-    """(status, message, metrics) for the answer compiled as `src`, run from its PTX."""
+def check_on_cpu(ex, src, rng, what) -> Graded:
+    """The check of the answer compiled as `src`, run from its PTX."""
     values = ex.make_inputs(rng)
     status, out = run_on_cpu(ex, src, values, what)
     if status == "unchecked":
-        return status, out + "; run this check on a GPU to test the numbers.", {"numbers_checked": False}
+        return Graded(status, out + "; run this check on a GPU to test the numbers.", None, {"numbers_checked": False})
     if status == "failed":
-        return status, out, {}
+        return Graded(status, out)
     got, launch = out
     problem = judge(ex, values, got, what)
     if problem:
-        return "failed", problem, {}
+        return Graded("failed", problem)
     n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
-    return (
+    return Graded(
         "passed",
         f"{what} and gives the right results, run on the CPU from its PTX (n = {n}, {launch}).",
+        None,
         {"numbers_checked": True},
     )
 
 
-def check_on_gpu(ex, answer, src, rng, what):
-    """(status, message, metrics) in GPU mode: a traced CPU run first (it sees races and stray
-    reads a GPU run does not report), then the numbers from the GPU, which are the final word."""
+def check_on_gpu(ex, answer, src, rng, what) -> Graded:
+    """The check in GPU mode: a traced CPU run first (it sees races and stray reads a GPU run
+    does not report), then the numbers from the GPU, which are the final word."""
     values = ex.make_inputs(rng)
     status, out = run_on_cpu(ex, src, values, what)
     if status == "failed" and not out.startswith(what + ", but the results"):
-        return status, out, {}
+        return Graded(status, out)
     got, guard_ok = run_gpu(ex, answer, values)
     if not guard_ok:
-        return "failed", _PAST_END, {}
+        return Graded("failed", _PAST_END)
     problem = judge(ex, values, got, what)
     if problem and ex.kind == "reduction" and str(answer[3]).strip() != str(ex.reference[3]):
         # CuPy folds the identity in once per thread, so a wrong one shifts the result by an amount
@@ -161,9 +163,11 @@ def check_on_gpu(ex, answer, src, rng, what):
                 f"({ex.reference[3]} for this reduction); with that identity your kernel is right."
             )
     if problem:
-        return "failed", problem, {}
+        return Graded("failed", problem)
     n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
-    return "passed", f"{what} and gives the right results on the GPU (n = {n}).", {"numbers_checked": True}
+    return Graded(
+        "passed", f"{what} and gives the right results on the GPU (n = {n}).", None, {"numbers_checked": True}
+    )
 
 
 _PAST_END = "your kernel wrote past the end of the output: threads with i >= n must do nothing (add the bounds check)."

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import types
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -309,8 +310,17 @@ def _budget_problem(budgets, metrics) -> str | None:
     return None
 
 
-def numeric_problem(ex, cases, out_pos, src=""):
-    """("unwritten" | "wrong", message, picture) for the first output that is not right, else None."""
+class NumericProblem(NamedTuple):
+    """The first output that is not right: never written or written wrong, the sentence, and a
+    strip of which elements are right (None where it would not help: not 1-D, or too long)."""
+
+    kind: str  # "unwritten" | "wrong"
+    message: str
+    picture: Any
+
+
+def numeric_problem(ex, cases, out_pos, src="") -> NumericProblem | None:
+    """What is wrong with the first output that is not right, else None."""
     # Largest first: a launch of several blocks tells more (first block only? last partial block?).
     for ci in sorted(range(len(cases)), key=lambda c: -cases[c]["n"]):
         case = cases[ci]
@@ -331,5 +341,7 @@ def numeric_problem(ex, cases, out_pos, src=""):
                     ),
                 )
             title = f"n = {case['n']}, {case['grid'][0]} blocks x {case['block'][0]} threads"
-            return kind, msg, status_picture(arg.name, got, exp, ex.rtol, ex.atol, arg.role == "out", title)
+            return NumericProblem(
+                kind, msg, status_picture(arg.name, got, exp, ex.rtol, ex.atol, arg.role == "out", title)
+            )
     return None

@@ -12,6 +12,7 @@ import numpy as np
 from .. import _numba
 from ..errors import CourseError, LearnerError
 from .base import Exercise, fmt, fmt_pair, source
+from .results import Graded
 from .values import same, type_problem
 
 
@@ -74,7 +75,7 @@ class FunctionExercise(Exercise):
                 made += 1
                 yield case
 
-    def _grade(self, fn, rng):
+    def _grade(self, fn, rng) -> Graded:
         if _numba.is_cuda_function(fn):
             raise LearnerError(
                 "this exercise wants a plain Python function, not a @cuda.jit kernel: remove "
@@ -96,50 +97,42 @@ class FunctionExercise(Exercise):
                 g = fn(*case.values())
             except CourseError:  # the watchdog stopped it: its sentence names the line
                 raise
-            except Exception as e:  # noqa: BLE001 - learner code
+            except Exception as e:  # the learner's code may raise anything: one sentence names it
                 raise LearnerError(f"{said(case)} raised {type(e).__name__}: {e}; fix it and check again.") from None
             got.append(g)
             problem = type_problem(g, want[-1], said(case))
             if problem:
-                return "failed", problem, None, {}
+                return Graded("failed", problem)
         wrong = [i for i in range(len(cases)) if not same(got[i], want[i])]
         if not wrong:
             c = cases[len(self.edge_cases) if len(cases) > len(self.edge_cases) else 0]
-            return (
+            return Graded(
                 "passed",
-                (f"correct on all {len(cases)} inputs, e.g. {args_text(c)} gives {fmt(self.reference(**c))}."),
+                f"correct on all {len(cases)} inputs, e.g. {args_text(c)} gives {fmt(self.reference(**c))}.",
                 None,
                 {"cases": len(cases)},
             )
         if len({repr(g) for g in got}) == 1 and len({repr(w) for w in want}) > 1:
-            return (
+            return Graded(
                 "failed",
-                (
-                    f"{'your function' if fname == '<lambda>' else fname} returned {fmt(got[0])} for every "
-                    "input: it looks "
-                    f"hard-coded for one example; compute the answer from {', '.join(self.inputs)} instead."
-                ),
-                None,
-                {},
+                f"{'your function' if fname == '<lambda>' else fname} returned {fmt(got[0])} for every "
+                "input: it looks "
+                f"hard-coded for one example; compute the answer from {', '.join(self.inputs)} instead.",
             )
         i = wrong[0]
         why = self.nudge()
         order = order_problem(fn, list(self.inputs), [cases[j] for j in wrong], self.reference)
         if order:
-            return "failed", order, None, {}
+            return Graded("failed", order)
         for mistake, message in self.mistakes:
             if all(same(got[j], mistake(**cases[j])) for j in wrong):
                 why = message
                 break
         shown = fmt_pair(got[i], want[i])
-        return (
+        return Graded(
             "failed",
-            (
-                f"{said(cases[i])} returned {shown[0]} but should return {shown[1]} "
-                f"({len(wrong)} of {len(cases)} inputs wrong): {why}"
-            ),
-            None,
-            {},
+            f"{said(cases[i])} returned {shown[0]} but should return {shown[1]} "
+            f"({len(wrong)} of {len(cases)} inputs wrong): {why}",
         )
 
 
@@ -154,7 +147,7 @@ def order_problem(fn, names, cases, reference) -> str | None:
         return None
     try:
         by_name = [fn(*(case[k] for k in mine)) for case in cases]
-    except Exception:  # noqa: BLE001 - learner code; the positional message stands
+    except Exception:  # the learner's code may raise anything; the positional message stands
         return None
     if not all(same(g, reference(**case)) for g, case in zip(by_name, cases)):
         return None
@@ -199,7 +192,7 @@ class ApproxFunctionExercise(FunctionExercise):
 
     rtol: float = 1e-9
 
-    def _grade(self, fn, rng):
+    def _grade(self, fn, rng) -> Graded:
         if callable(fn) and not _numba.is_cuda_function(fn):
             fn = snapping(fn, [self.reference, *(m for m, _ in self.mistakes)], self.rtol)
         return super()._grade(fn, rng)

@@ -16,6 +16,7 @@ import numpy as np
 from ..tracer import trace
 from .kernels import KernelExercise
 from .remote import is_remote
+from .results import Graded
 
 
 @dataclass(eq=False, repr=False)
@@ -27,8 +28,9 @@ class ImageExercise(KernelExercise):
     a picture of which pixels were written), and "out[k] is" becomes "out[row, col] is".
     """
 
-    def _grade(self, kernel, rng, launch=None):
-        status, message, picture, metrics = super()._grade(kernel, rng, launch)
+    def _grade(self, kernel, rng, launch=None) -> Graded:
+        graded = super()._grade(kernel, rng, launch)
+        status, message = graded.status, graded.message
         if status == "passed":
             message = re.sub(
                 r"correct for n = ([\d, ]+)",
@@ -39,13 +41,14 @@ class ImageExercise(KernelExercise):
                 message,
             )
         if status != "failed":
-            return status, message, picture, metrics
+            return graded._replace(message=message)
         m = re.search(r"(\d+) of (\d+) (?:elements )?", message)
         n = int(m.group(2)) if m else None
         if n is not None and "never written" in message and not message.startswith("the CPU tracer"):
             described = _describe_unwritten(self, kernel, n)
             if described:
-                return status, described[0], described[1], metrics
+                message, picture = described
+                return graded._replace(message=message, picture=picture)
         if n is not None:
             cols = self.launch.shape(n)[1]
             message = re.sub(
@@ -56,7 +59,7 @@ class ImageExercise(KernelExercise):
             message = message.replace(
                 f"of {n} elements", f"of {n} pixels of the {self.launch.shape(n)[0]}x{cols} image", 1
             )
-        return status, message, picture, metrics
+        return graded._replace(message=message)
 
 
 def _describe_unwritten(ex, kernel, n):
@@ -77,7 +80,7 @@ def _describe_unwritten(ex, kernel, n):
             kernel.trace(grid, block, args, [])
         else:
             trace(kernel, grid, block, *args)
-    except Exception:  # noqa: BLE001 - the engine's own message stands
+    except Exception:  # any failure: the engine's own message stands
         return None
     missing = np.isnan(args[out_pos])
     if not missing.any():

@@ -20,6 +20,7 @@ from .functions import check_arity
 from .inputs import default_sizes, make, poison
 from .launch import Failed, LaunchRule, NotAttempted, launch_for, per_element
 from .remote import is_remote
+from .results import Graded
 
 _flatnonzero, _asarray, _copy = SAVED.flatnonzero, SAVED.asarray, SAVED.array
 
@@ -96,7 +97,7 @@ def run_gpu(kernel, grid, block, call_args):
     try:
         kernel[grid, block](*launch_args)
         cuda.synchronize()
-    except Exception as e:  # noqa: BLE001 - CudaAPIError, typing errors...
+    except Exception as e:  # anything the launch raises (CudaAPIError, typing errors...) is one sentence
         refused = _refusal(kernel, call_args, e)
         if refused is not None:
             raise refused from None
@@ -131,15 +132,15 @@ def _refusal(kernel, call_args, exc):
     return err
 
 
-def grade_kernel(ex, kernel, rng, launch):
+def grade_kernel(ex, kernel, rng, launch) -> Graded:
     """Run ``kernel`` on fresh inputs of several sizes; first problem found becomes the message."""
     try:
         return _grade_kernel(ex, kernel, rng, launch)
     except Failed as e:
-        return "failed", str(e), None, {}
+        return Graded("failed", str(e))
 
 
-def _grade_kernel(ex, kernel, rng, launch):
+def _grade_kernel(ex, kernel, rng, launch) -> Graded:
     """A GPU compiler's refusal comes first: such a kernel never runs on a GPU, whatever the
     tracer made of it (or of the Python exception it raised there)."""
     compiling = []
@@ -147,22 +148,22 @@ def _grade_kernel(ex, kernel, rng, launch):
         graded = _run_cases(ex, kernel, rng, launch, compiling)
     except CourseError as e:
         if order := order_problem(ex, kernel):
-            return "failed", order, None, {}
+            return Graded("failed", order)
         if compiling and compiling[0].result().ok is False:
-            return "failed", compiling[0].result().message, None, {}
+            return Graded("failed", compiling[0].result().message)
         if getattr(e, "refused", False):  # a GPU launch Numba refused to compile (run_gpu)
-            return "failed", str(e), None, {}
+            return Graded("failed", str(e))
         raise
-    except Exception:  # noqa: BLE001 - e.g. IndexError from indexing a scalar passed where an array was meant
+    except Exception:  # any error (an IndexError from a scalar where an array was meant...): swapped parameters?
         if order := order_problem(ex, kernel):
-            return "failed", order, None, {}
+            return Graded("failed", order)
         raise
-    failed = graded[0] == "failed" or (compiling and compiling[0].result().ok is False)
+    failed = graded.status == "failed" or (compiling and compiling[0].result().ok is False)
     if failed and (order := order_problem(ex, kernel)):
-        return "failed", order, graded[2], graded[3]
+        return Graded("failed", order, graded.picture, graded.metrics)
     if compiling and compiling[0].result().ok is False:
-        return "failed", compiling[0].result().message, None, {}
-    if graded[0] == "passed" and compiling and compiling[0].result().ok is None:
+        return Graded("failed", compiling[0].result().message)
+    if graded.status == "passed" and compiling and compiling[0].result().ok is None:
         # Right on the tracer, but nobody asked a GPU compiler: say so, and do not count it.
         why = compiling[0].result().message.rstrip(".").removesuffix("; this is not your mistake")
         fix = (
@@ -171,11 +172,11 @@ def _grade_kernel(ex, kernel, rng, launch):
             if "skipped" in why
             else "run `make lab` (it reinstalls the locked compiler, the nvidia-nvvm wheel) and check again"
         )
-        return (
+        return Graded(
             "unchecked",
             f"your kernel gives the right numbers on the CPU tracer, but {why}, so it is not marked passed: {fix}.",
-            graded[2],
-            graded[3],
+            graded.picture,
+            graded.metrics,
         )
     return graded
 
@@ -238,18 +239,13 @@ def read_before_write(ex, kernel) -> str | None:
     return None
 
 
-def _run_cases(ex, kernel, rng, launch, compiling):
+def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
     kernel_function(kernel)
     check_arity(_numba.python_function(kernel), [a.name for a in ex.args], "your kernel")
     try:
         rule = launch_for(ex, launch)
     except NotAttempted:
-        return (
-            "not_attempted",
-            f"your launch function is not written yet: replace its `# {PLACEHOLDER}` line.",
-            None,
-            {},
-        )
+        return Graded("not_attempted", f"your launch function is not written yet: replace its `# {PLACEHOLDER}` line.")
     grid0, block0 = rule(1000)
     threads = int(np.prod(block0))
     unit = threads * (ex.launch.blocks if ex.launch.kind == "fixed" else 1)
@@ -282,9 +278,9 @@ def _run_cases(ex, kernel, rng, launch, compiling):
             if n >= max(sizes[: ci + 1]):  # budgets and the green line use the largest traced launch
                 metrics = trace_metrics(t)
             if bad and verdict is None:
-                verdict = (bad[0], t, trace_metrics(t))
+                verdict = (bad[0], t, trace_metrics(t))  # the first verdict, its trace and that trace's metrics
                 if gpu and bad[0].kind == "out_of_bounds":  # do not let it scribble on (or crash) the GPU
-                    return "failed", verdict_message(bad[0]), safe_show(t, bad[0]), verdict[2]
+                    return _verdict_failure(*verdict)
             if not gpu:
                 call_args = traced_args
         if gpu:
@@ -292,7 +288,7 @@ def _run_cases(ex, kernel, rng, launch, compiling):
             if hits:
                 pos, elem = hits[0]
                 name = ex.args[pos].name
-                return (
+                return Graded(
                     "failed",
                     (
                         f"your kernel wrote {name}[{elem}] outside the array (length {call_args[pos].size}) on "
@@ -308,21 +304,25 @@ def _run_cases(ex, kernel, rng, launch, compiling):
     src = source(kernel)
     numeric = numeric_problem(ex, cases, out_pos, src)
     if numeric and (stale := read_before_write(ex, kernel)):
-        return "failed", stale, numeric[2], metrics
+        return Graded("failed", stale, numeric.picture, metrics)
     # Never-written elements point at the root cause (index or grid) better than the race or
     # stray access they often come with; otherwise the tracer's verdict comes first, since a
     # race can give right numbers in the tracer's fixed thread order.
-    if numeric and (numeric[0] == "unwritten" or verdict is None):
-        return "failed", numeric[1], numeric[2], metrics
+    if numeric and (numeric.kind == "unwritten" or verdict is None):
+        return Graded("failed", numeric.message, numeric.picture, metrics)
     if verdict is not None:
-        v, t, vmetrics = verdict
-        return "failed", verdict_message(v), safe_show(t, v), vmetrics
+        return _verdict_failure(*verdict)
     problem = budget_problem(ex.budgets, metrics, src)
     if problem:
-        return "failed", problem, None, metrics
+        return Graded("failed", problem, None, metrics)
     ns = ", ".join(str(c["n"]) for c in cases)
     extra = success_figure(metrics)
-    return "passed", f"correct for n = {ns}" + (f"; {extra}." if extra else "."), None, metrics
+    return Graded("passed", f"correct for n = {ns}" + (f"; {extra}." if extra else "."), None, metrics)
+
+
+def _verdict_failure(verdict, t, metrics) -> Graded:
+    """The tracer's verdict as the failure: its sentence, the picture of its block, that trace's metrics."""
+    return Graded("failed", verdict_message(verdict), safe_show(t, verdict), metrics)
 
 
 def safe_show(t, verdict):
@@ -333,7 +333,7 @@ def safe_show(t, verdict):
             gx, gy = t.griddim[0], t.griddim[1]
             b = b[0] + gx * (b[1] + gy * (b[2] if len(b) > 2 else 0))
         return t.show(block=int(b))
-    except Exception:  # noqa: BLE001 - a picture is a bonus; the sentence already says it all
+    except Exception:  # any failure: a picture is a bonus; the sentence already says it all
         return None
 
 
@@ -373,5 +373,5 @@ class KernelExercise(Exercise):
             text += f"\n# launch: {self.launch.example_source}"
         return text
 
-    def _grade(self, kernel, rng, launch=None):
+    def _grade(self, kernel, rng, launch=None) -> Graded:
         return grade_kernel(self, kernel, rng, launch)

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _elsewhere, cuda_c, env
 from .base import Exercise, source
+from .results import Graded
 
 _allclose = np.allclose
 
@@ -67,9 +68,9 @@ class _FunctionAnswer(Exercise):
     def _solution_text(self):
         return source(self.reference)
 
-    def _not_a_function(self, fn):
+    def _not_a_function(self, fn) -> Graded | None:
         if not callable(fn):
-            return "failed", f"pass your function itself, e.g. check({self.name}).", None, {}
+            return Graded("failed", f"pass your function itself, e.g. check({self.name}).")
         return None
 
 
@@ -82,16 +83,14 @@ class ArrayExercise(_FunctionAnswer):
     atol: float = 1e-6
     mistakes: tuple = ()  # (wrong(xp, *arrays), message)
 
-    def _grade(self, fn, rng):
+    def _grade(self, fn, rng) -> Graded:
         if bad := self._not_a_function(fn):
             return bad
         if _numpy_calls(fn):
-            return (
+            return Graded(
                 "failed",
                 "your function calls NumPy directly (np.…): write xp.… instead, so the same code runs "
                 "on CuPy arrays on the GPU.",
-                None,
-                {},
             )
         if env.on_gpu():
             import cupy as xp
@@ -108,24 +107,19 @@ class ArrayExercise(_FunctionAnswer):
                 got = fn(xp, *[xp.asarray(a) for a in inputs])
                 on_device, kind = isinstance(got, getattr(xp, "ndarray", np.ndarray)), type(got).__name__
             if env.on_gpu() and not on_device:
-                return (
+                return Graded(
                     "failed",
                     f"your function returned {kind}, not a CuPy array: keep the result on "
                     "the GPU (no .get() or cupy.asnumpy inside the function).",
-                    None,
-                    {},
                 )
             if not remote:
                 got = xp.asnumpy(got) if env.on_gpu() else np.asarray(got)
             elif got is None:
-                return "failed", f"your function returned {kind}, not an array.", None, {}
+                return Graded("failed", f"your function returned {kind}, not an array.")
             shapes = ", ".join(str(a.shape) for a in inputs)
             if got.shape != want.shape:
-                return (
-                    "failed",
-                    f"for inputs of shape {shapes} the result has shape {got.shape}, expected {want.shape}.",
-                    None,
-                    {},
+                return Graded(
+                    "failed", f"for inputs of shape {shapes} the result has shape {got.shape}, expected {want.shape}."
                 )
             if not _allclose(got, want, rtol=self.rtol, atol=self.atol, equal_nan=True):
                 why = "ex.hint() gives a nudge."
@@ -134,8 +128,10 @@ class ArrayExercise(_FunctionAnswer):
                     if w.shape == got.shape and _allclose(got, w, rtol=self.rtol, atol=self.atol):
                         why = message
                         break
-                return "failed", f"wrong values for inputs of shape {shapes}: {why}", None, {}
-        return "passed", f"correct on {self.trials} random inputs, run with {_where()}.", None, {"trials": self.trials}
+                return Graded("failed", f"wrong values for inputs of shape {shapes}: {why}")
+        return Graded(
+            "passed", f"correct on {self.trials} random inputs, run with {_where()}.", None, {"trials": self.trials}
+        )
 
 
 # ----------------------------------------------------------------------------- CUDA C
@@ -190,10 +186,10 @@ class CudaCExercise(Exercise):
             return f"give the CUDA C as a string, not {type(answer).__name__}."
         return None
 
-    def _grade(self, answer, rng):
+    def _grade(self, answer, rng) -> Graded:
         problem = self._answer_problem(answer)
         if problem:
-            return "failed", problem, None, {}
+            return Graded("failed", problem)
         src = _to_source(self.kind, answer, self)
         run_src = src
         if self.kind in ("raw", "sourcemodule"):
@@ -203,18 +199,13 @@ class CudaCExercise(Exercise):
         except cuda_c.CompileError as e:
             msg = str(e)
             if f'identifier "{self.kernel}" is undefined' in msg:
-                return (
-                    "failed",
-                    f"there is no kernel named {self.kernel}: the exercise looks it up by that name.",
-                    None,
-                    {},
+                return Graded(
+                    "failed", f"there is no kernel named {self.kernel}: the exercise looks it up by that name."
                 )
             if "SIGNATURE:" in msg:
-                return (
+                return Graded(
                     "failed",
                     f"the kernel compiles but its parameters are wrong: declare it as {self.kernel}({self.c_params}).",
-                    None,
-                    {},
                 )
             msg = msg.split(": ", 1)[-1]
             if self.kind not in (
@@ -222,22 +213,20 @@ class CudaCExercise(Exercise):
                 "sourcemodule",
             ):  # line numbers refer to the generated wrapper, not to the snippet
                 msg = re.sub(r"\S+\.cu\(\d+\): ", "", msg)
-            return "failed", f"NVRTC rejects it: {msg}", None, {}
+            return Graded("failed", f"NVRTC rejects it: {msg}")
         entries = cuda_c.entry_points(ptx)
         if self.kernel not in entries:
             mangled = [e for e in entries if self.kernel in e]
             if mangled:
-                return (
+                return Graded(
                     "failed",
                     f"the kernel is exported as {mangled[0]} (a C++ mangled name), so looking up "
                     f'"{self.kernel}" fails: declare it extern "C".',
-                    None,
-                    {},
                 )
-            return "failed", f"no __global__ function named {self.kernel} in the source.", None, {}
+            return Graded("failed", f"no __global__ function named {self.kernel} in the source.")
         what = "compiles with NVRTC" + (" and has the right signature" if self.kind in ("raw", "sourcemodule") else "")
         if self.make_inputs is None or (env.on_gpu() and self.run_gpu is None):  # never a tick for unrun numbers
-            return (
+            return Graded(
                 "unchecked",
                 f"{what}, but the numbers could not be run here (this exercise has no runner "
                 + ("on a GPU)." if env.on_gpu() else "without a GPU): run this check on a GPU to test them."),
@@ -247,12 +236,10 @@ class CudaCExercise(Exercise):
         if not env.on_gpu():
             from .cuda_run import check_on_cpu
 
-            status, message, metrics = check_on_cpu(self, run_src, rng, what)
-            return status, message, None, metrics
+            return check_on_cpu(self, run_src, rng, what)
         from .cuda_run import check_on_gpu
 
-        status, message, metrics = check_on_gpu(self, answer, run_src, rng, what)
-        return status, message, None, metrics
+        return check_on_gpu(self, answer, run_src, rng, what)
 
 
 # ----------------------------------------------------------------------------- custom function checks
@@ -269,11 +256,11 @@ class CallExercise(_FunctionAnswer):
     # (exercises/remote.py): the batch grader may then judge this exercise from its own process.
     remote_ok: bool = False
 
-    def _grade(self, fn, rng):
+    def _grade(self, fn, rng) -> Graded:
         if bad := self._not_a_function(fn):
             return bad
         ok, message = self.judge(fn, rng)
-        return ("passed" if ok else "failed"), message, None, {}
+        return Graded("passed" if ok else "failed", message)
 
 
 def gpu_output_with_guard(cp, n, dtype=np.float32, pad=64):

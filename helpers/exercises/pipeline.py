@@ -20,6 +20,7 @@ from .. import _elsewhere, _numba
 from ..errors import CourseError, LearnerError
 from .base import Exercise, fmt_pair
 from .launch import validate_launch
+from .results import Graded
 
 
 def _is_device_array(a) -> bool:
@@ -181,7 +182,7 @@ class DevicePipelineExercise(Exercise):
     def _solution_text(self) -> str:
         return textwrap.dedent(inspect.getsource(self.reference))
 
-    def _grade(self, fn, rng):
+    def _grade(self, fn, rng) -> Graded:
         if _numba.is_cuda_function(fn):
             raise LearnerError("run_on_device is a plain Python function that launches the kernel: remove @cuda.jit.")
         if not callable(fn):
@@ -197,95 +198,69 @@ class DevicePipelineExercise(Exercise):
                 launches, copies, got = _observed(fn, self.kernel, x)
             except CourseError:  # LearnerError, or the watchdog stopping a loop
                 raise
-            except Exception as e:  # noqa: BLE001 - learner code
+            except Exception as e:  # the learner's code may raise anything: one sentence names it
                 raise LearnerError(
                     f"{name}(kernel, x) raised {type(e).__name__}: {e}; fix it and check again."
                 ) from None
             where = f"for n = {n}"
             if not launches:
-                return (
+                return Graded(
                     "failed",
                     f"{where}, {name} never launched the kernel: call kernel[blocks, threads](d_x, d_out).",
-                    None,
-                    {},
                 )
             for total, on_device in launches:
                 if not all(on_device):
-                    return (
+                    return Graded(
                         "failed",
-                        (
-                            f"{where}, the kernel got a NumPy array: Numba then copies it to the device and back "
-                            "implicitly on every launch. Pass device arrays: cuda.to_device(x) for the input, "
-                            "cuda.device_array_like(...) for the output."
-                        ),
-                        None,
-                        {},
+                        f"{where}, the kernel got a NumPy array: Numba then copies it to the device and back "
+                        "implicitly on every launch. Pass device arrays: cuda.to_device(x) for the input, "
+                        "cuda.device_array_like(...) for the output.",
                     )
                 if total < n:
-                    return (
+                    return Graded(
                         "failed",
-                        (
-                            f"{where}, the launch starts only {total} thread{'s' if total != 1 else ''} for "
-                            f"{n} element{'s' if n != 1 else ''}, so the last "
-                            "elements are never computed: round the number of blocks up, (n + threads - 1) // threads."
-                        ),
-                        None,
-                        {},
+                        f"{where}, the launch starts only {total} thread{'s' if total != 1 else ''} for "
+                        f"{n} element{'s' if n != 1 else ''}, so the last "
+                        "elements are never computed: round the number of blocks up, (n + threads - 1) // threads.",
                     )
             if _is_device_array(got):
-                return (
+                return Graded(
                     "failed",
-                    (
-                        f"{name} returned a device array: bring the result back to the host with "
-                        ".copy_to_host() and return that NumPy array."
-                    ),
-                    None,
-                    {},
+                    f"{name} returned a device array: bring the result back to the host with "
+                    ".copy_to_host() and return that NumPy array.",
                 )
             if not isinstance(got, np.ndarray):
-                return "failed", f"{name} should return a NumPy array, but returned {type(got).__name__}.", None, {}
+                return Graded("failed", f"{name} should return a NumPy array, but returned {type(got).__name__}.")
             if got.dtype != x.dtype:
-                return (
+                return Graded(
                     "failed",
-                    (
-                        f"the result has dtype {got.dtype} but x is {x.dtype}: cuda.device_array(n) defaults to "
-                        "float64; use cuda.device_array_like(d_x) or pass dtype=x.dtype."
-                    ),
-                    None,
-                    {},
+                    f"the result has dtype {got.dtype} but x is {x.dtype}: cuda.device_array(n) defaults to "
+                    "float64; use cuda.device_array_like(d_x) or pass dtype=x.dtype.",
                 )
             want = self.expect(x_before)
             if got.shape != want.shape:
-                return (
+                return Graded(
                     "failed",
                     f"{where}, the result has shape {got.shape} but should have shape {want.shape}.",
-                    None,
-                    {},
                 )
             bad = np.flatnonzero(~np.isclose(got, want, rtol=1e-6, atol=1e-6))
             if bad.size:
                 i = int(bad[0])
                 shown = fmt_pair(got[i], want[i])
-                return (
+                return Graded(
                     "failed",
-                    (
-                        f"{where}, element {i} is {shown[0]} but should be {shown[1]} "
-                        f"({bad.size} of {n} wrong): "
-                        "did you copy the output (not the input) back?"
-                    ),
-                    None,
-                    {},
+                    f"{where}, element {i} is {shown[0]} but should be {shown[1]} "
+                    f"({bad.size} of {n} wrong): "
+                    "did you copy the output (not the input) back?",
                 )
             if not np.array_equal(x, x_before):
-                return "failed", f"{name} changed the input array x; leave the host input as it was.", None, {}
+                return Graded("failed", f"{name} changed the input array x; leave the host input as it was.")
             if problem := copies_problem(where, name, copies):
-                return "failed", problem, None, {}
-        return (
+                return Graded("failed", problem)
+        return Graded(
             "passed",
-            (
-                f"correct for n = {', '.join(map(str, self.sizes))}: one copy in, the kernel on device arrays, "
-                "one copy out."
-            ),
+            f"correct for n = {', '.join(map(str, self.sizes))}: one copy in, the kernel on device arrays, "
+            "one copy out.",
             None,
             {"launches": len(launches)},
         )

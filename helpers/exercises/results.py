@@ -1,4 +1,8 @@
-"""The outcome of one check, and how it is shown: one green or red line, a picture where it helps."""
+"""The outcome of one check, and how it is shown: one green or red line, a picture where it helps.
+
+``Graded`` is what an exercise kind's ``_grade`` finds; ``Exercise.grade`` turns it into the
+``Result`` the learner sees, adding the exercise, the seed and the points.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,18 @@ import base64
 import html
 import io
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class Graded(NamedTuple):
+    """What one exercise kind's check found: the status ("passed", "failed", "not_attempted",
+    "unchecked"), one sentence for the learner, a matplotlib Figure where a picture explains more
+    than words, and the numbers the check measured (the tracer's metrics for a kernel)."""
+
+    status: str
+    message: str
+    picture: Any = None
+    metrics: dict | None = None  # None: nothing measured
 
 
 @dataclass

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .base import Exercise, fmt
+from .results import Graded
 
 
 @dataclass(eq=False, repr=False)
@@ -29,17 +30,17 @@ class ValueExercise(Exercise):
     def _solution_text(self) -> str:
         return f"{self.answer!r}\n\n{textwrap.dedent(self.explanation).strip()}"
 
-    def _grade(self, given, rng):
+    def _grade(self, given, rng) -> Graded:
         problem = type_problem(given, self.answer, "your answer")
         if problem:
-            return "failed", problem, None, {}
+            return Graded("failed", problem)
         given = trim_trailing_ones(given, self.answer)
         if same(given, self.answer, self.tolerance):
-            return "passed", f"correct: {fmt(given)}.", None, {}
+            return Graded("passed", f"correct: {fmt(given)}.")
         for wrong, why in self.mistakes.items():
             if same(given, wrong, self.tolerance):
-                return "failed", f"{fmt(given)} is not right: {why}", None, {}
-        return "failed", f"{fmt(given)} is not right; {self.nudge()}", None, {}
+                return Graded("failed", f"{fmt(given)} is not right: {why}")
+        return Graded("failed", f"{fmt(given)} is not right; {self.nudge()}")
 
 
 def normal_text(s: str) -> str:
