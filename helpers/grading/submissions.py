@@ -83,7 +83,7 @@ def safe_extract(zip_path: Path, dest: Path, damaged: dict | None = None) -> lis
             try:
                 with zf.open(info) as src, open(target, "wb") as out:
                     shutil.copyfileobj(src, out, 1 << 20)
-            except Exception as e:  # noqa: BLE001 - bad CRC, truncated data, odd compression: this member only
+            except Exception as e:  # any failure (bad CRC, truncated data, odd compression) costs this member only
                 target.write_bytes(b"")
                 why = f"{name} in {zip_path.name} is damaged and cannot be extracted ({type(e).__name__}: {e})"
                 if damaged is not None:
@@ -127,7 +127,7 @@ def _notebooks_under(folder: Path, scratch: Path, notes: list, damaged: dict) ->
             inner = Path(tempfile.mkdtemp(prefix=re.sub(r"[^\w.-]", "_", p.stem)[:40] + "-", dir=scratch / "nested"))
             try:
                 notes.extend(safe_extract(p, inner, damaged))
-            except Exception as e:  # noqa: BLE001 - truncated or damaged: noted, the rest is graded
+            except Exception as e:  # truncated or damaged: noted, the rest is graded
                 notes.append(f"skipped {rel}: not a readable zip file ({type(e).__name__}: {e})")
                 continue
             out.extend(_notebooks_under(inner, scratch, notes, damaged))
@@ -169,10 +169,6 @@ def _student_raw(stem: str, nb: CourseNotebook | None) -> str:
     if nb is not None:
         s = re.sub(re.escape(nb.stem), "", s, flags=re.I)
     return s.strip(" _-.") or stem
-
-
-def _student_from_file(stem: str, nb: CourseNotebook | None) -> str:
-    return student_id(_student_raw(stem, nb))
 
 
 def read_cells(path: Path):
@@ -236,7 +232,7 @@ def discover(
                     folder = scratch / "students" / student
                     try:
                         mine.extend(safe_extract(entry, folder, damaged))
-                    except Exception as e:  # noqa: BLE001 - a truncated or damaged zip: this student only
+                    except Exception as e:  # a truncated or damaged zip: this student only
                         broken[student] = f"{entry.name} is not a readable zip file ({type(e).__name__}: {e})"
                         continue
                 for p in _notebooks_under(folder, scratch, mine, damaged):
@@ -253,7 +249,7 @@ def discover(
                     unmatched.append((None, entry))
                 else:
                     found.setdefault((ids(_student_raw(entry.stem, nb)), nb.stem), []).append(entry)
-        except Exception as e:  # noqa: BLE001 - one submission must never stop the batch
+        except Exception as e:  # one submission must never stop the batch
             student = student or ids(entry.stem)
             folders.add(student)
             broken[student] = f"{entry.name} could not be read ({type(e).__name__}: {e})"

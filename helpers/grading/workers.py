@@ -213,7 +213,7 @@ def main(kind: str, seconds: float = COMPILE_TIMEOUT):
                 warnings.simplefilter("ignore")
                 done = handlers[msg["op"]](_wire.decode(msg["body"]), state)
             reply = {"reply": _wire.encode(done)}
-        except Exception as e:  # noqa: BLE001 - every failure is an answer, never a dead worker
+        except Exception as e:  # every failure is an answer, never a dead worker
             reply = {"error": error_reply(e)}
         restart = state.pop("restart", False)
         if restart:
