@@ -3,7 +3,8 @@
 An exercise is data (see ``helpers/problems/``): a reference, how to make inputs, which
 arguments are outputs, a launch rule, tolerances and hints. One job per module:
 
-- ``results``    ``Result`` and how it is shown (one green/red line, a picture where it helps)
+- ``results``    ``Result`` and how it is shown (one green/red line, a picture where it helps);
+                 ``Graded``, what each kind's ``_grade`` finds
 - ``base``       ``Exercise`` (check, hint, solution), "not attempted", ``register``
 - ``values``     ``ValueExercise``: a number or a tuple
 - ``functions``  ``FunctionExercise``: a plain function compared with a reference on many inputs
