@@ -6,12 +6,14 @@ a (6, n) int64 table, one column per element access, in this row order:
     array id, flat element index, kind (READ/WRITE/ATOMIC), global thread id, epoch, location id
 
 where the array id indexes a list of ``ArrayInfo`` and the location id a list of source
-locations.
+locations. An access whose index is out of bounds (or negative, which Numba wraps) is not in
+the table: it is kept as a ``BadAccess`` for its verdict.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -83,3 +85,14 @@ class ArrayInfo:
     @property
     def size(self):
         return int(np.prod(self.shape, dtype=np.int64))
+
+
+class BadAccess(NamedTuple):
+    """One access the verdicts explain rather than log: out of bounds, or a negative index Numba wrapped."""
+
+    array: int  # array id; -1 for a CUDA C pointer into no array at all
+    index: tuple  # the index tuple (a CUDA C stray pointer: its address, alone)
+    kind: int  # READ, WRITE or ATOMIC
+    thread: tuple  # (global thread id, epoch), as in the table
+    code: object  # the code object of the line (or, for CUDA C, a stand-in with co_filename/co_name)
+    line: int

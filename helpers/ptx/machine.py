@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accesses import unlinear
+from ..accesses import BadAccess, unlinear
 from ..errors import KernelError
 from .memory import unravel
 
@@ -98,7 +98,8 @@ class Block:
                 index = unravel(int(off[i]) // win.itemsize, win.shape)
             if len(prog.oob) < prog.max_oob:
                 where = prog.locations[loc]
-                prog.oob.append((aid, index, kind, (self.gbase + int(t), int(self.epoch[t])), where.code, where.line))
+                thread = (self.gbase + int(t), int(self.epoch[t]))
+                prog.oob.append(BadAccess(aid, index, kind, thread, where.code, where.line))
 
     # -- running -----------------------------------------------------------------------------
     def run(self):

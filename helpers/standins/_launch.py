@@ -16,6 +16,7 @@ import functools
 import re
 import types
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -88,15 +89,23 @@ def compile_ptx(source: str, options: tuple = (), name_expressions: tuple = (), 
 _C_TYPES = {v: k for k, v in cuda_c._CTYPES.items()} | {"long": "int64", "unsigned long": "uint64", "size_t": "uint64"}
 
 
-def c_params(text: str):
-    """'const float* x, int n' -> [(name, is_pointer, NumPy dtype or None)]."""
+class CParam(NamedTuple):
+    """One parameter of a CUDA C kernel as declared: `const float* x` is ("x", True, float32)."""
+
+    name: str
+    pointer: bool
+    dtype: object  # the NumPy dtype of the C type (of what a pointer points to), or None if unknown
+
+
+def c_params(text: str) -> list[CParam]:
+    """'const float* x, int n' -> [CParam("x", True, float32), CParam("n", False, int32)]."""
     out = []
     for p in filter(None, (q.strip() for q in text.split(","))):
         words = p.replace("*", " * ").replace("&", " & ").split()
         drop = ("const", "__restrict__", "*", "&", "volatile")
         typ = " ".join(w for w in words[:-1] if w not in drop)
         dt = _C_TYPES.get(typ)
-        out.append((words[-1], "*" in words, np.dtype(dt) if dt and dt != "bool" else None))
+        out.append(CParam(words[-1], "*" in words, np.dtype(dt) if dt and dt != "bool" else None))
     return out
 
 
@@ -162,7 +171,7 @@ def pointer_args(args, source: str, kernel: str):
             raise LearnerError(
                 f"Argument {pos} of {kernel} is a {type(a).__name__}, which cannot be passed to a kernel."
             ) from None
-        dt = sig[pos][2] if pos < len(sig) and sig[pos][1] else None
+        dt = sig[pos].dtype if pos < len(sig) and sig[pos].pointer else None
         found = resolve(ptr, dt)
         if found is None and not isinstance(a, int):
             raise LearnerError(

@@ -13,7 +13,7 @@ from ..accesses import ArrayInfo
 from ..errors import LearnerError, UnsupportedByTracer
 from ..limits import shared_problem
 from .arrays import TracedArray, element_op
-from .records import Dim3
+from .records import Arrival, Dim3, WarpCall
 
 _getframe = sys._getframe
 
@@ -235,13 +235,13 @@ class FakeCuda:
     def _switch(self, kind, frame, payload):
         if not self._greenlets:  # cannot happen: the code scan found no barrier or warp call
             raise _unsupported(f"a {kind} barrier reached through an unusual route")
-        return self._rec.sched.switch((kind, (frame.f_code, frame.f_lineno), payload))
+        return self._rec.sched.switch(Arrival(kind, (frame.f_code, frame.f_lineno), payload))
 
     def _barrier(self, value, frame):
         return self._switch("block", frame, value)
 
     def _warp(self, op, mask, value, arg, frame):
-        return self._switch("warp", frame, (op, mask, value, arg))
+        return self._switch("warp", frame, WarpCall(op, mask, value, arg))
 
     # -- warp-level calls: the lanes of a warp meet at the call, as on a GPU ----------------------
     def syncwarp(self, mask=0xFFFFFFFF):

@@ -4,6 +4,8 @@ Every function returns a matplotlib Figure (already closed with pyplot, so Jupyt
 exactly once when it is a cell's last value; `fig.savefig("x.png")` works too).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .._style import OTHER_BLOCK, PROBLEM, UNTOUCHED, finish, pyplot
@@ -45,6 +47,18 @@ def _grid_shape(info):
     return int(np.prod(shape[:-1])), cols
 
 
+class _Panel(NamedTuple):
+    """One array's panel in draw_accesses: rows r0 to r1 - 1 of its nrows x ncols layout."""
+
+    aid: int
+    info: object
+    nrows: int
+    ncols: int
+    mine: np.ndarray  # positions in t.accesses of this block's accesses to the array
+    r0: int
+    r1: int
+
+
 def _problem_rows(t, block):
     """Access positions that some verdict points at, in this block."""
     marked = [v.accesses for v in t.verdicts if len(v.accesses)]
@@ -82,20 +96,20 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
             touched = a.index[mine] // ncols
             r0 = int(touched.min())
             r1 = min(nrows, max(int(touched.max()) + 1, r0 + 1), r0 + max_rows)
-        panels.append((aid, info, nrows, ncols, mine, r0, r1))
+        panels.append(_Panel(aid, info, nrows, ncols, mine, r0, r1))
 
-    width = min(16, max(7.5, 0.42 * max(p[3] for p in panels) + 1.5))  # wide enough for the title
+    widest = max(p.ncols for p in panels)  # one cell size for every panel, left-aligned
+    width = min(16, max(7.5, 0.42 * widest + 1.5))  # wide enough for the title
     # Cells are square, so a panel is as tall as its rows at the width's cell size, plus its title.
-    cell_in = (width - 1.2) / max(p[3] for p in panels)
-    rows_drawn = sum(p[6] - p[5] for p in panels)
+    cell_in = (width - 1.2) / widest
+    rows_drawn = sum(p.r1 - p.r0 for p in panels)
     room = MAX_HEIGHT_IN - 0.9 - 0.95 * len(panels)  # keep the whole picture about 1,500 px tall at most
     if cell_in * rows_drawn > room > 0:
         cell_in = room / rows_drawn
-    heights = [cell_in * (p[6] - p[5]) + 0.95 for p in panels]
+    heights = [cell_in * (p.r1 - p.r0) + 0.95 for p in panels]
     fig = plt.figure(figsize=(width, sum(heights) + 0.9))
     gs = fig.add_gridspec(len(panels), 1, height_ratios=heights)
     colours = _thread_colours(t.threads_per_block)
-    widest = max(p[3] for p in panels)  # one cell size for every panel, left-aligned
     bad_set = set(bad.tolist())
     for k, (aid, info, nrows, ncols, mine, r0, r1) in enumerate(panels):
         ax = fig.add_subplot(gs[k])
@@ -153,9 +167,9 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
             side.set_visible(False)
         crop = f" (rows {r0}–{r1 - 1} of {nrows})" if (r0, r1) != (0, nrows) else ""
         title = f"{info.name}: shape {tuple(info.shape)}, {info.dtype}{crop}"
-        oob = [e for e in t.out_of_bounds if e[0] == aid and e[3][0] // t.threads_per_block == block]
+        oob = [e for e in t.out_of_bounds if e.array == aid and e.thread[0] // t.threads_per_block == block]
         if oob:
-            shown = ", ".join(f"[{', '.join(map(str, e[1]))}]" for e in oob[:4])
+            shown = ", ".join(f"[{', '.join(map(str, e.index))}]" for e in oob[:4])
             title += f"\nout of bounds in this block: {shown}" + (" …" if len(oob) > 4 else "")
         ax.set_title(title, fontsize=9, loc="left", color=PROBLEM if oob else "black")
 

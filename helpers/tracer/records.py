@@ -6,14 +6,26 @@ chunks, which is what keeps tracing cheap.
 """
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
-from ..accesses import ATOMIC, READ, WRITE, ArrayInfo
+from ..accesses import ATOMIC, READ, WRITE, ArrayInfo, BadAccess
 from ..errors import KernelError
 
 # The access kinds stay importable from here: helpers.exercises.explain reads ATOMIC from this module.
-__all__ = ["ATOMIC", "READ", "WRITE", "FLUSH_EVERY", "MAX_ACCESSES", "ArrayInfo", "Dim3", "Recorder"]
+__all__ = [
+    "ATOMIC",
+    "READ",
+    "WRITE",
+    "FLUSH_EVERY",
+    "MAX_ACCESSES",
+    "ArrayInfo",
+    "Arrival",
+    "Dim3",
+    "Recorder",
+    "WarpCall",
+]
 
 MAX_ACCESSES = 4_000_000  # generous: a small traced launch makes thousands, not millions
 FLUSH_EVERY = 1 << 16  # accesses buffered as tuples before they become a NumPy chunk
@@ -34,6 +46,23 @@ class Dim3:
         return f"({self.x}, {self.y}, {self.z})"
 
 
+class Arrival(NamedTuple):
+    """What a thread hands the scheduler when it stops at a barrier or a warp call."""
+
+    kind: str  # "block" (syncthreads), "warp" (a warp-level call) or "grid" (grid.sync())
+    site: tuple  # (code object, line) of the call
+    payload: object  # block: 1 or 0, the predicate of syncthreads_count/and/or; warp: a WarpCall; grid: None
+
+
+class WarpCall(NamedTuple):
+    """One lane's warp-level call: `cuda.shfl_sync(mask, value, src_lane)` and the like."""
+
+    op: str  # "shfl_sync", "ballot_sync", "syncwarp", ...
+    mask: int
+    value: object
+    arg: object  # the source lane, delta or lane mask of a shuffle; 0 when the call has none
+
+
 class Recorder:
     """State shared by everything in one traced run: who is running now, and the access log.
 
@@ -50,7 +79,7 @@ class Recorder:
         self.locs = {}  # (code, line) -> loc id
         self.arrays = []  # ArrayInfo, index = array id
         self.field_aids = {}  # (array id, field name) -> array id of that field's log
-        self.oob = []  # (array id, index tuple, kind, cur, code, line)
+        self.oob = []  # BadAccess
         self.negative = []  # the same, for negative indices that Numba wrapped
         self.warp_misuse = []  # dicts, see fakecuda's warp calls
         self.grid_divergent = []  # dicts, see Runner: grid.sync() not reached by every thread
@@ -107,20 +136,12 @@ class Recorder:
     def log_negative(self, aid, index, kind, frame):
         if len(self.negative) < 10_000:  # a few are enough to explain; the count saturates
             idx = tuple(int(i) if isinstance(i, numbers.Integral) else i for i in index)
-            self.negative.append((aid, idx, kind, self.cur, frame.f_code, frame.f_lineno))
+            self.negative.append(BadAccess(aid, idx, kind, self.cur, frame.f_code, frame.f_lineno))
 
     def log_oob(self, aid, index, kind, frame):
         if len(self.oob) > self.max_accesses:
             self.total = len(self.oob)
             self.buf.append((aid, 0, kind, self.cur, frame.f_code, frame.f_lineno))
             self.flush()
-        self.oob.append(
-            (
-                aid,
-                tuple(int(i) if isinstance(i, numbers.Integral) else i for i in index),
-                kind,
-                self.cur,
-                frame.f_code,
-                frame.f_lineno,
-            )
-        )
+        idx = tuple(int(i) if isinstance(i, numbers.Integral) else i for i in index)
+        self.oob.append(BadAccess(aid, idx, kind, self.cur, frame.f_code, frame.f_lineno))

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accesses import access_table, unlinear
+from ..accesses import BadAccess, access_table, unlinear
 from ..errors import LearnerError, shown
 from . import pictures
 from .metrics import compute_metrics, summarize
@@ -78,7 +78,8 @@ class Trace:
     def from_table(cls, kernel_name, griddim, blockdim, arrays, table, locations, *, outputs=(), **found):
         """A Trace from an access table recorded elsewhere (helpers.ptx runs CUDA C), so the same
         verdicts, metrics and pictures apply. `found`: out_of_bounds, divergent, warp_misuse
-        (lists in the tracer's shapes) and language ("cuda_c" words the sentences for C)."""
+        (lists in the tracer's shapes; out-of-bounds entries become BadAccess) and language
+        ("cuda_c" words the sentences for C)."""
         t = cls.__new__(cls)
         t.kernel_name, t.griddim, t.blockdim = kernel_name, tuple(griddim), tuple(blockdim)
         t.threads_per_block = blockdim[0] * blockdim[1] * blockdim[2]
@@ -86,10 +87,10 @@ class Trace:
         t.nthreads = t.nblocks * t.threads_per_block
         t.arrays, t.outputs, t.locations = list(arrays), list(outputs), list(locations)
         t.accesses = Accesses(np.asarray(table, dtype=np.int64).reshape(6, -1), t.threads_per_block)
-        t.out_of_bounds = list(found.get("out_of_bounds", ()))
+        t.out_of_bounds = [BadAccess(*e) for e in found.get("out_of_bounds", ())]
         t.divergent = list(found.get("divergent", ()))
         t.warp_misuse = list(found.get("warp_misuse", ()))
-        t.negative_index = list(found.get("negative_index", ()))
+        t.negative_index = [BadAccess(*e) for e in found.get("negative_index", ())]
         t.grid_divergent = list(found.get("grid_divergent", ()))
         t.language = found.get("language", "python")
         t._verdicts = t._metrics = None

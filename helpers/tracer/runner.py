@@ -96,7 +96,7 @@ class Runner:
         self.epoch = dict.fromkeys(gtids, 0)
         self.resume = dict.fromkeys(gtids)
         self.finished = set()
-        waiting = {}  # gtid -> (kind, site, payload)
+        waiting = {}  # gtid -> Arrival
         runnable = gtids
         while True:
             for g in runnable:
@@ -137,7 +137,7 @@ class Runner:
                 for lane, value in results.items():
                     self.resume[base + lane] = value
                     released.append(base + lane)
-                    if lanes[lane][0] == "syncwarp":  # orders the memory of the lanes that met here
+                    if lanes[lane].op == "syncwarp":  # orders the memory of the lanes that met here
                         self.epoch[base + lane] += WARP_EPOCH
             return sorted(released)
         by_block = {}
@@ -183,15 +183,15 @@ class Runner:
 
     def _grid_barrier(self, waiting):
         """cuda.cg.this_grid().sync(): everyone left is waiting here; threads that finished missed it."""
-        sites = {site for _kind, site, _ in waiting.values()}
+        sites = {w.site for w in waiting.values()}
         site = min(sites, key=lambda s: s[1])
         if self.finished or len(sites) > 1:
             self.rec.grid_divergent.append(
                 {
                     "line": site[1],
                     "code": site[0],
-                    "arrived": sorted(g for g, w in waiting.items() if w[1] == site),
-                    "missing": sorted(self.finished | {g for g, w in waiting.items() if w[1] != site}),
+                    "arrived": sorted(g for g, w in waiting.items() if w.site == site),
+                    "missing": sorted(self.finished | {g for g, w in waiting.items() if w.site != site}),
                     "why": "had already finished" if self.finished else "were waiting at another grid.sync()",
                 }
             )
@@ -216,8 +216,8 @@ class Runner:
                 return f"lane {lane} does not exist (the block has {tpb} threads)"
             if g in self.finished:
                 return f"lane {lane} had already finished (returned early)"
-            if g in waiting and waiting[g][0] != "warp":
-                return f"lane {lane} was waiting at a barrier on line {waiting[g][1][1]}"
+            if g in waiting and waiting[g].kind != "warp":
+                return f"lane {lane} was waiting at a barrier on line {waiting[g].site[1]}"
             return f"lane {lane} was at another warp call (diverged)"
 
         def misuse(lane, op, mask, why):
@@ -244,23 +244,23 @@ class Runner:
                 if src is None:
                     results[lane] = value
                 elif src in here:
-                    results[lane] = _same_type(lanes[src][2], value)
+                    results[lane] = _same_type(lanes[src].value, value)
                 else:
                     misuse(lane, op, mask, f"it reads lane {src}, and {absent_reason(src)}")
                     results[lane] = value
             elif op == "ballot_sync":
-                bits = sum(1 << ln for ln in group if lanes[ln][2])
+                bits = sum(1 << ln for ln in group if lanes[ln].value)
                 results[lane] = bits - (1 << 32) if bits >= 1 << 31 else bits  # an int32 on the H100
             elif op == "all_sync":
-                results[lane] = all(lanes[ln][2] for ln in group)
+                results[lane] = all(lanes[ln].value for ln in group)
             elif op == "any_sync":
-                results[lane] = any(lanes[ln][2] for ln in group)
+                results[lane] = any(lanes[ln].value for ln in group)
             elif op == "eq_sync":
-                results[lane] = len({bool(lanes[ln][2]) for ln in group}) == 1
+                results[lane] = len({bool(lanes[ln].value) for ln in group}) == 1
             elif op == "match_any_sync":
-                results[lane] = sum(1 << ln for ln in group if lanes[ln][2] == value)
+                results[lane] = sum(1 << ln for ln in group if lanes[ln].value == value)
             elif op == "match_all_sync":
-                same = all(lanes[ln][2] == value for ln in group)
+                same = all(lanes[ln].value == value for ln in group)
                 results[lane] = (sum(1 << ln for ln in group) if same else 0, same)
             else:
                 raise AssertionError(op)

@@ -93,7 +93,7 @@ def _is_c(t):
 def _out_of_bounds(t):
     by_array = {}
     for event in t.out_of_bounds:
-        by_array.setdefault(event[0], []).append(event)
+        by_array.setdefault(event.array, []).append(event)
     verdicts = []
     for aid, events in by_array.items():
         if aid < 0:  # CUDA C: a pointer into no array at all (helpers.ptx records aid -1)
@@ -101,7 +101,7 @@ def _out_of_bounds(t):
             continue
         info = t.arrays[aid]
         aid_, index, kind, (gtid, _epoch), code, line = events[0]
-        threads = {e[3][0] for e in events}
+        threads = {e.thread[0] for e in events}
         shape = info.shape
         dim = next((d for d, (i, n) in enumerate(zip(index, shape)) if not 0 <= i < n), 0)
         bad, n = index[dim], shape[dim]
@@ -233,7 +233,7 @@ def _negative(t):
     """One verdict per array: a negative index Numba wrapped to the other end of the array."""
     by_array = {}
     for event in getattr(t, "negative_index", ()):
-        by_array.setdefault(event[0], []).append(event)
+        by_array.setdefault(event.array, []).append(event)
     verdicts = []
     for aid, events in by_array.items():
         info = t.arrays[aid]
