@@ -22,13 +22,14 @@ from helpers.errors import CourseError, LearnerError
 from helpers.problems import nb02, nb04, nb05, nb06, nb09, nb10, nb11
 from helpers.problems.nb05 import BLOCK, HALO_BLOCK
 from helpers.problems.nb06 import BINS, SCAN
+from support import code_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 
 def _run_cells(path, upto):
     """Run a notebook's code cells up to the one containing `upto`; return that cell's printed text."""
     scope = {"__name__": "__main__"}
-    for _, src in _code_cells(path):
+    for _, src in code_cells(path):
         src = "\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!")))
         if "gpu_only(" in src:
             continue
@@ -149,7 +150,7 @@ def test_the_courses_kernels_keep_float32_after_notebook_02():
     sources = []
     for path in sorted((ROOT / "solutions").glob("*.ipynb")):
         if path.name[:2] >= "03":
-            sources += [(f"{path.name} cell {k}", src) for k, src in _code_cells(path)]
+            sources += [(f"{path.name} cell {k}", src) for k, src in code_cells(path)]
     sources += [(str(p.relative_to(ROOT)), p.read_text()) for p in sorted((ROOT / "helpers" / "problems").glob("*.py"))]
     sources.append(("bench/kernels.py", (ROOT / "bench" / "kernels.py").read_text()))
     bad, kernels = [], 0

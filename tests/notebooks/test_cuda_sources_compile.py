@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from helpers import cuda_c
-from support.cuda_sources import FOUND, GROUPS, find_sources
+from support.cuda_sources import FOUND, GROUPS, find_sources, unique_groups
 
 
 def check_group(group) -> None:

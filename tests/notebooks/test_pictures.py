@@ -11,7 +11,7 @@ import pytest
 
 from helpers import geometry, trace
 from helpers.problems import nb05
-from support import artists
+from support import artists, code_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,19 +25,12 @@ def _grade(ex, answer, **options):
 PICTURES = ("draw_launch", "show", "show_banks", "show_coalescing", "draw_accesses")
 
 
-def _code_cells(path):
-    nb = json.loads(Path(path).read_text())
-    for k, cell in enumerate(nb["cells"]):
-        if cell["cell_type"] == "code":
-            yield k, "".join(cell["source"])
-
-
 def test_every_launch_picture_in_the_notebooks_is_shown():
     """A picture function returns a closed figure: Jupyter shows it only as the cell's last value, so
     a trailing `;` (or an assignment) hides it while the cell still pays for drawing it."""
     hidden, seen = [], 0
     for path in sorted((ROOT / "solutions").glob("*.ipynb")) + sorted((ROOT / "notebooks").glob("*.ipynb")):
-        for k, src in _code_cells(path):
+        for k, src in code_cells(path):
             lines = [ln for ln in src.rstrip().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
             if not lines:
                 continue

@@ -5,6 +5,7 @@ with `ast`), so a kernel edited in a notebook is re-checked without running the 
 """
 
 import ast
+import json
 import math
 from pathlib import Path
 
@@ -52,3 +53,11 @@ def artists(fig) -> int:
     """How many things matplotlib draws for `fig`: a picture drawn cell by cell (one patch or text
     per thread) grows with the launch and takes seconds to show, one drawn as collections does not."""
     return sum(len(ax.patches) + len(ax.texts) + len(ax.collections) + len(ax.lines) for ax in fig.axes)
+
+
+def code_cells(path):
+    """(index, source) of each code cell of a notebook file, in order."""
+    nb = json.loads(Path(path).read_text())
+    for k, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] == "code":
+            yield k, "".join(cell["source"])
