@@ -89,21 +89,19 @@ class _NotebookReport:
                 json.dump({"notebooks": self.rows, "wall_seconds": time.time() - self.started}, f, indent=1)
 
 
-def _must_stay_together(item) -> bool:
-    """A notebook's cells run in order in one kernel, and a module- or session-scoped fixture of the
-    suite's own (a graded batch, a fuzz kernel) would be built again on every worker that ran one of
-    its tests: such items go to one worker as a group (`--dist loadgroup`); all others are spread one
-    by one, so one long file no longer holds a worker while the other waits."""
-    if item.path.suffix == ".ipynb":
-        return True
+def _end_to_end(item) -> bool:
+    """A test that shares a module- or session-scoped fixture of the suite's own (a class graded by
+    the real CLI, a fuzz kernel) is an end-to-end run: `make test` runs it, `make test-fast` (the
+    quick loop while editing helpers/) leaves it out with `-m "not slow"`."""
     defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
     return any(d.scope in ("module", "package", "session") and d.baseid for ds in defs.values() for d in ds)
 
 
+@pytest.hookimpl(tryfirst=True)  # before the mark plugin deselects by -m
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if _must_stay_together(item):
-            item.add_marker(pytest.mark.xdist_group(item.path.relative_to(config.rootpath).as_posix()))
+        if _end_to_end(item):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_configure(config):

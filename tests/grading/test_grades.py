@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Long enough for a correct notebook on a busy 2-core machine (its first check starts the compile server
 # and the tracer process); the hanging fixtures pay it once each, in parallel with the rest.
-TIMEOUTS = ["--cell-timeout", 30, "--grade-timeout", 60, "--timeout", 300]
+TIMEOUTS = ["--cell-timeout", 30, "--grade-timeout", 30, "--timeout", 300]
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from submission_sets.graded import SALT, grade
 from submission_sets.graded import records as read_records
 from submission_sets.isolated import run_cli  # noqa: E402
 
-OPTS = ["--cell-timeout", 30, "--grade-timeout", 60, "--timeout", 300, "--salt", SALT]  # room on a busy machine
+OPTS = ["--cell-timeout", 30, "--grade-timeout", 30, "--timeout", 300, "--salt", SALT]  # room on a busy machine
 KEPT_COMMENT = {
     "vector_add": fx.VECTOR_ADD.replace("    i = cuda.grid(1)", "    # YOUR CODE HERE\n    i = cuda.grid(1)"),
     "blocks": fx.BLOCKS + "  # YOUR CODE HERE",
