@@ -158,10 +158,11 @@ def compile(
     prog = check(nvrtc.nvrtcCreateProgram(text.encode(), name.encode(), 0, [], []))
     try:
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
-        size = check(nvrtc.nvrtcGetProgramLogSize(prog))
-        log = b" " * size
+        # NVRTC writes into the buffer it is given: a mutable one (b" " * 1 is CPython's shared
+        # one-byte object, and writing a NUL into it turns every b" " in the process into b"\x00").
+        log = bytearray(check(nvrtc.nvrtcGetProgramLogSize(prog)))
         check(nvrtc.nvrtcGetProgramLog(prog, log))
-        log = log.rstrip(b"\x00 ").decode(errors="replace")
+        log = bytes(log).rstrip(b"\x00 ").decode(errors="replace")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(f"{name} does not compile: {_first_errors(log)}", log)
         get_size, get = (
@@ -169,8 +170,9 @@ def compile(
             if target == "cubin"
             else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
         )
-        out = b" " * check(get_size(prog))
+        out = bytearray(check(get_size(prog)))
         check(get(prog, out))
+        out = bytes(out)
         if len(_COMPILED) >= 64:
             _COMPILED.pop(next(iter(_COMPILED)))
         _COMPILED[out.rstrip(b"\0 ")] = (src.decode() if isinstance(src, bytes) else src, extern_c, tuple(options))

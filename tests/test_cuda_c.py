@@ -57,3 +57,42 @@ def test_signature_probe():
         cuda_c.compile(src + cuda_c.signature_probe("k", "float* y, const float* x, int n"))
     with pytest.raises(cuda_c.CompileError, match="SIGNATURE"):
         cuda_c.compile(src + cuda_c.signature_probe("k", "float* x, float* y, long long n"))
+
+
+# Every way the course hands NVRTC a buffer, in a fresh process (the damage is per process): the PTX and
+# CUBIN paths, an empty log (size 1: the case that wrote a NUL into CPython's shared b" "), an error log,
+# the stand-ins' compile, and the two cells notebooks 00 and 10 teach.
+_EVERY_COMPILE_PATH = r"""
+import json, sys
+import helpers
+from helpers import cuda_c
+from helpers.standins import _launch
+SRC = 'extern "C" __global__ void k(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] += 1.0f; }'
+cuda_c.compile(SRC)
+cuda_c.compile(SRC, target="cubin")
+try:
+    cuda_c.compile("__global__ void k( {")
+except cuda_c.CompileError:
+    pass
+_launch.compile_ptx(SRC)
+for name, needle in (("00_setup.ipynb", "nvrtcGetPTX("), ("10_cuda_python.ipynb", "def nvrtc_compile(")):
+    cells = json.load(open(f"solutions/{name}"))["cells"]
+    (src,) = ["".join(c["source"]) for c in cells if c["cell_type"] == "code" and needle in "".join(c["source"])]
+    ns = {"check": cuda_c.check, "cuda_c": cuda_c}
+    exec("from cuda.bindings import nvrtc\n" + src, ns)
+print(json.dumps([repr(bytes([32])), repr(" ".encode()), "a b".encode().hex()]))
+"""
+
+
+def test_no_compile_path_writes_into_an_immutable_bytes_object():
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "COURSE_MODE": "cpu"}
+    run = subprocess.run([sys.executable, "-c", _EVERY_COMPILE_PATH], cwd=root, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads(run.stdout.splitlines()[-1]) == ["b' '", "b' '", "612062"]

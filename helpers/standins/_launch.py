@@ -73,12 +73,13 @@ def compile_ptx(source: str, options: tuple = (), name_expressions: tuple = (), 
         opts = [f"--gpu-architecture={arch}", "-lineinfo", *options]
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            log = b" " * check(nvrtc.nvrtcGetProgramLogSize(prog))
+            log = bytearray(check(nvrtc.nvrtcGetProgramLogSize(prog)))  # NVRTC writes into it: never bytes
             check(nvrtc.nvrtcGetProgramLog(prog, log))
-            text = log.rstrip(b"\0 ").decode(errors="replace")
+            text = bytes(log).rstrip(b"\0 ").decode(errors="replace")
             raise cuda_c.CompileError(f"the kernel does not compile: {cuda_c._first_errors(text)}", text)
-        out = b" " * check(nvrtc.nvrtcGetPTXSize(prog))
+        out = bytearray(check(nvrtc.nvrtcGetPTXSize(prog)))
         check(nvrtc.nvrtcGetPTX(prog, out))
+        out = bytes(out)
         lowered = {e: check(nvrtc.nvrtcGetLoweredName(prog, e.encode())).decode() for e in name_expressions}
         return out.rstrip(b"\0 ").decode(), lowered
     finally:
