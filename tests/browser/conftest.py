@@ -190,7 +190,7 @@ def page(request, browser_context, artifacts):
     if getattr(request.node, "browser_failed", False):
         try:
             pg.screenshot(path=str(artifacts / f"FAILED-{request.node.name}.png"), full_page=True)
-        except Exception as e:  # noqa: BLE001 - a broken page must not hide the test's own failure
+        except Exception as e:  # a broken page must not hide the test's own failure
             print(f"could not save the failure screenshot: {e}")
     pg.close()
 

@@ -49,7 +49,7 @@ class LocalTracer:
         try:
             with _elsewhere.judging(None):
                 reply = workers.HANDLERS["tracer"][op](body, self.state)
-        except Exception as e:  # noqa: BLE001 - as the worker does: the kernel's exception, by name
+        except Exception as e:  # as the worker does: the kernel's exception, by name
             raise remote.raised(through_the_wire(error_reply(e))) from None
         finally:
             linecache.cache.clear()
@@ -72,7 +72,7 @@ class Loopback:
         try:
             with _elsewhere.judging(None):  # the student's process runs it with nothing redirected
                 reply = self.server.handle({**body, "op": op})
-        except Exception as e:  # noqa: BLE001 - as the child does: the student's exception, by name
+        except Exception as e:  # as the child does: the student's exception, by name
             raise remote.raised(through_the_wire(error_reply(e))) from None
         return through_the_wire(reply)
 
