@@ -75,7 +75,8 @@ class ArrayInfo:
 
     def element(self, index):
         """`out[3]`, `shared tile[1, 2]`, `pts[0].x`: how messages name one element."""
-        text = f"{self.var}[{', '.join(str(int(i)) for i in index)}]" + (f".{self.field}" if self.field else "")
+        inside = ", ".join(str(int(i)) for i in index) or "()"  # a 0-d array's one element is x[()]
+        text = f"{self.var}[{inside}]" + (f".{self.field}" if self.field else "")
         return text if self.space == "global" else f"{self.space} {text}"
 
     @property

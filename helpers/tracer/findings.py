@@ -71,7 +71,7 @@ def fmt3(xyz, dims):
 
 
 def idx(index):
-    return ", ".join(str(int(i)) for i in index)
+    return ", ".join(str(int(i)) for i in index) or "()"  # a 0-d array's one element is x[()]
 
 
 def who(t, gtid):

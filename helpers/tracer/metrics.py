@@ -88,6 +88,8 @@ def warp_groups(t, space):
     for aid in np.unique(a.array[rows]):
         info = t.arrays[aid]
         m = a.array[rows] == aid
+        if not info.shape:  # a 0-d array: its one element is at its start
+            continue
         multi = np.unravel_index(a.index[rows][m], info.shape)
         address[m] = sum(i * s for i, s in zip(multi, info.strides))
     return rows, wid, nw, address

@@ -385,7 +385,7 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
             host = value.copy_to_host()
             if hasattr(value, "copy_to_device"):
                 write_back.append((value, host))
-        if isinstance(host, np.ndarray) and host.ndim > 0:
+        if isinstance(host, np.ndarray):  # a 0-d array too: x[()] is one element of memory all threads see
             if id(host) in seen:  # the same array passed twice: one array, both names
                 traced_args.append(seen[id(host)])
                 rec.arrays[seen[id(host)]._aid].name += f"/{name}"
