@@ -122,7 +122,13 @@ class TracedArray:
             rec.buf.append((self._aid, flat, WRITE, rec.cur, f.f_code, f.f_lineno))
             if len(rec.buf) >= FLUSH_EVERY:
                 rec.flush()
-        self._data[idx] = value
+        try:
+            self._data[idx] = value
+        except OverflowError:  # NumPy refuses an integer that does not fit; a GPU's store keeps its low bits
+            wrapped = _wrapped(value, self.dtype)
+            if wrapped is None:
+                raise
+            self._data[idx] = wrapped
 
     def _locate(self, idx):
         """Flat (row-major) index of `idx`, negative indices wrapped once as numba-cuda does;
@@ -252,6 +258,16 @@ def element_op(ary, idx, frame, op):
     old = data[idx]
     data[idx] = op(old)
     return old
+
+
+def _wrapped(value, dtype):
+    """`value` cut to the bits of an integer dtype, as a GPU stores it (-16 into a uint32 is
+    0xFFFFFFF0, 1 << 31 into an int32 is -2147483648); None for anything else (NumPy's refusal stands)."""
+    if dtype.kind not in "iu" or not isinstance(value, numbers.Integral):
+        return None
+    bits = dtype.itemsize * 8
+    v = int(value) & ((1 << bits) - 1)
+    return v - (1 << bits) if dtype.kind == "i" and v >> (bits - 1) else v
 
 
 def _negative(idx):

@@ -33,6 +33,15 @@ def _dim_or_attr(attr):
     return None
 
 
+class Word32(np.int64):
+    """A 32-bit result of a warp call (a ballot, a match or lane mask), held as an int64: Numba types
+    these int32 or uint32, and arithmetic with them is int64 there as here (Numba widens), storing
+    one into any integer array keeps its 32 bits (a uint32 array gets 0xFFFFFFF0 for an int32 -16,
+    as on a GPU, where a Python int raised OverflowError), and cuda.popc counts 32 bits, not 64."""
+
+    __slots__ = ()
+
+
 class _FakeShared:
     def __init__(self, rec, dynamic_bytes):
         self._rec = rec
@@ -282,7 +291,7 @@ class FakeCuda:
         return self._warp("activemask", 0xFFFFFFFF, None, 0, _getframe(1))
 
     def lanemask_lt(self):
-        return (1 << self.laneid) - 1
+        return Word32((1 << self.laneid) - 1)  # Numba types it uint32
 
     def syncthreads(self):
         self._barrier(0, _getframe(1))
@@ -313,7 +322,9 @@ class FakeCuda:
 
     @staticmethod
     def popc(val):
-        return bin(int(val) & 0xFFFFFFFFFFFFFFFF).count("1")
+        """Set bits in the value's own width: popc of an int32 ballot of 32 lanes is 32, not 64."""
+        width = 32 if isinstance(val, Word32) else val.dtype.itemsize * 8 if isinstance(val, np.integer) else 64
+        return bin(int(val) & ((1 << width) - 1)).count("1")
 
     @staticmethod
     def brev(val):

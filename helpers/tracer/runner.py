@@ -19,7 +19,7 @@ from ..accesses import BLOCK_EPOCH, GRID_SHIFT, WARP_EPOCH, ArrayInfo, unlinear
 from ..errors import CourseError, KernelError, LearnerError, shown
 from ..limits import RETURN_VALUE, launch_dims, launch_limits
 from .arrays import TracedArray
-from .fakecuda import FakeCuda
+from .fakecuda import FakeCuda, Word32
 from .instrument import Instrumenter
 from .records import MAX_ACCESSES, Dim3, Recorder
 from .result import Trace
@@ -228,7 +228,7 @@ class Runner:
         for lane, (op, mask, value, arg) in lanes.items():
             mask = int(mask) & 0xFFFFFFFF
             if op == "activemask":
-                results[lane] = sum(1 << ln for ln in here)
+                results[lane] = Word32(sum(1 << ln for ln in here))  # Numba types it uint32
                 continue
             named = {ln for ln in range(32) if mask >> ln & 1}
             if lane not in named:
@@ -249,8 +249,7 @@ class Runner:
                     misuse(lane, op, mask, f"it reads lane {src}, and {absent_reason(src)}")
                     results[lane] = value
             elif op == "ballot_sync":
-                bits = sum(1 << ln for ln in group if lanes[ln].value)
-                results[lane] = bits - (1 << 32) if bits >= 1 << 31 else bits  # an int32 on the H100
+                results[lane] = _int32(sum(1 << ln for ln in group if lanes[ln].value))
             elif op == "all_sync":
                 results[lane] = all(lanes[ln].value for ln in group)
             elif op == "any_sync":
@@ -258,10 +257,10 @@ class Runner:
             elif op == "eq_sync":
                 results[lane] = len({bool(lanes[ln].value) for ln in group}) == 1
             elif op == "match_any_sync":
-                results[lane] = sum(1 << ln for ln in group if lanes[ln].value == value)
+                results[lane] = _int32(sum(1 << ln for ln in group if lanes[ln].value == value))
             elif op == "match_all_sync":
                 same = all(lanes[ln].value == value for ln in group)
-                results[lane] = (sum(1 << ln for ln in group) if same else 0, same)
+                results[lane] = (_int32(sum(1 << ln for ln in group) if same else 0), same)
             else:
                 raise AssertionError(op)
         return results
@@ -283,6 +282,13 @@ class Runner:
             f"Your kernel raised {what} in block {unlinear(b, self.griddim)}, "
             f"thread {unlinear(t, self.blockdim)}{where}. Fix that line and trace again."
         )
+
+
+def _int32(bits):
+    """A lane mask as Numba types ballot_sync and the match calls: an int32, so lane 31 makes it
+    negative where it is read as a number, as on a GPU; storing it into a uint32 array gives the
+    mask itself (0xFFFFFFF0), not the OverflowError a negative Python int would raise."""
+    return Word32(bits - (1 << 32) if bits >= 1 << 31 else bits)
 
 
 def _others(n):
