@@ -8,6 +8,7 @@ One job per module, in the order a traced launch uses them:
 
 - ``records``     what is recorded: arrays, thread coordinates, the access log
 - ``arrays``      ``TracedArray``: bounds-checked arrays that log every element access
+- ``arguments``   a launch's arguments as traced arrays, one per piece of memory (``x`` and ``x[:]`` are one)
 - ``fakecuda``    the fake ``cuda`` module a kernel runs against (threadIdx, shared, atomics, warp calls, cg)
 - ``instrument``  copies of the learner's functions whose globals see the fake module
 - ``runner``      the scheduler (blocks, threads, barriers) and ``trace()`` itself

@@ -38,12 +38,14 @@ class TracedArray:
         "_fullmap",
         "_fields",
         "_readonly",
+        "_bad",
     )
 
-    def __init__(self, data, aid, rec, record=True, index_map=None, readonly=False):
+    def __init__(self, data, aid, rec, record=True, index_map=None, readonly=False, bad_aid=None):
         self._data = data
         self._map = index_map  # for views: base-array flat index of each view element
         self._aid = aid
+        self._bad = aid if bad_aid is None else bad_aid  # out-of-bounds and negative indices: in whose shape
         self._rec = rec
         self._record = record
         self.shape = data.shape
@@ -77,7 +79,7 @@ class TracedArray:
             if flat < 0:
                 return self._out_of_bounds(idx, READ, _getframe(1))
             if _negative(idx):
-                self._rec.log_negative(self._aid, idx if isinstance(idx, tuple) else (idx,), READ, _getframe(1))
+                self._rec.log_negative(self._bad, idx if isinstance(idx, tuple) else (idx,), READ, _getframe(1))
         if self._fields:
             return TracedRecord(self, idx, flat, _getframe(1))
         if self._record:
@@ -110,7 +112,7 @@ class TracedArray:
             if flat < 0:
                 return self._out_of_bounds(idx, WRITE, _getframe(1))
             if _negative(idx):
-                self._rec.log_negative(self._aid, idx if isinstance(idx, tuple) else (idx,), WRITE, _getframe(1))
+                self._rec.log_negative(self._bad, idx if isinstance(idx, tuple) else (idx,), WRITE, _getframe(1))
         if self._readonly:
             var = self._rec.arrays[self._aid].var
             raise TypeError(f"{var} is read-only inside a kernel (a captured global or constant)")
@@ -160,7 +162,7 @@ class TracedArray:
         return flat if inside else -1
 
     def _out_of_bounds(self, idx, kind, frame):
-        self._rec.log_oob(self._aid, idx if isinstance(idx, tuple) else (idx,), kind, frame)
+        self._rec.log_oob(self._bad, idx if isinstance(idx, tuple) else (idx,), kind, frame)
         if kind == READ:
             return self.dtype.type(0)
         return None
@@ -174,7 +176,7 @@ class TracedArray:
                 self._fullmap = np.arange(self.size, dtype=np.int64).reshape(self.shape)
             base = self._fullmap
         if _negative(idx):
-            self._rec.log_negative(self._aid, idx if isinstance(idx, tuple) else (idx,), READ, _getframe(2))
+            self._rec.log_negative(self._bad, idx if isinstance(idx, tuple) else (idx,), READ, _getframe(2))
         try:
             data, index_map = self._data[idx], base[idx]
         except IndexError:
@@ -243,10 +245,10 @@ def element_op(ary, idx, frame, op):
     if flat is None:
         raise TypeError("an atomic needs the index of one element, not a slice")
     if flat < 0:
-        ary._rec.log_oob(ary._aid, idx if isinstance(idx, tuple) else (idx,), ATOMIC, frame)
+        ary._rec.log_oob(ary._bad, idx if isinstance(idx, tuple) else (idx,), ATOMIC, frame)
         return ary.dtype.type(0)
     if _negative(idx):
-        ary._rec.log_negative(ary._aid, idx if isinstance(idx, tuple) else (idx,), ATOMIC, frame)
+        ary._rec.log_negative(ary._bad, idx if isinstance(idx, tuple) else (idx,), ATOMIC, frame)
     if ary._readonly:
         raise TypeError("an atomic cannot update a read-only array (a captured global or constant)")
     if ary._record:

@@ -120,6 +120,10 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
     cross_block = a.block[i] != a.block[j]
     ki, kj = int(a.kind[i]), int(a.kind[j])
     name = info.element(index)
+    if info.space == "global" and "/" in info.name:  # arguments that are views of one memory (helpers.tracer.arguments)
+        names = list(dict.fromkeys(info.name.split("/")))
+        if len(names) > 1:
+            name += f" ({', '.join(names[:-1])} and {names[-1]} are views of the same memory)"
     both_write = np.any((a.gtid[same] == a.gtid[i]) & (a.kind[same] != READ)) and np.any(
         (a.gtid[same] == a.gtid[j]) & (a.kind[same] != READ)
     )

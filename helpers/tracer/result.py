@@ -62,6 +62,7 @@ class Trace:
         self.nthreads = self.nblocks * self.threads_per_block
         self.arrays = rec.arrays
         self.outputs = outputs
+        self.output_elements = {}  # array id -> the elements expected written, where an output is part of it
         self.accesses = Accesses(access_table(rec.chunks), self.threads_per_block)
         self.locations = [None] * len(rec.locs)
         for (code, line), i in rec.locs.items():
@@ -86,6 +87,7 @@ class Trace:
         t.nblocks = griddim[0] * griddim[1] * griddim[2]
         t.nthreads = t.nblocks * t.threads_per_block
         t.arrays, t.outputs, t.locations = list(arrays), list(outputs), list(locations)
+        t.output_elements = {}
         t.accesses = Accesses(np.asarray(table, dtype=np.int64).reshape(6, -1), t.threads_per_block)
         t.out_of_bounds = [BadAccess(*e) for e in found.get("out_of_bounds", ())]
         t.divergent = list(found.get("divergent", ()))

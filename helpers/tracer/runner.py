@@ -6,6 +6,7 @@ to the block scheduler, and a fixed order makes every verdict reproducible. Kern
 never mention syncthreads skip greenlets and run threads as plain calls.
 """
 
+import collections
 import inspect
 import linecache
 import numbers
@@ -15,9 +16,10 @@ import numpy as np
 
 from .. import _numba
 from .. import compile_check as _compile_check
-from ..accesses import BLOCK_EPOCH, GRID_SHIFT, WARP_EPOCH, ArrayInfo, unlinear
+from ..accesses import BLOCK_EPOCH, GRID_SHIFT, WARP_EPOCH, unlinear
 from ..errors import CourseError, KernelError, LearnerError, shown
 from ..limits import RETURN_VALUE, launch_dims, launch_limits
+from .arguments import bind as bind_arguments
 from .arrays import TracedArray
 from .fakecuda import FakeCuda, Word32
 from .instrument import Instrumenter
@@ -378,29 +380,7 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
         )
 
     rec = Recorder(max_accesses)
-    traced_args, write_back = [], []
-    seen = {}
-    for pos, (name, value) in enumerate(zip(params, kargs)):
-        if isinstance(value, list):  # Numba refuses a list argument on a GPU; here it would fail inside the kernel
-            raise LearnerError(
-                f"{name} is a Python list: a kernel takes NumPy arrays (and numbers), so pass "
-                f"np.array({name}, dtype=np.float32) (or the dtype you need)."
-            )
-        host = value
-        if not isinstance(value, np.ndarray) and hasattr(value, "copy_to_host"):
-            host = value.copy_to_host()
-            if hasattr(value, "copy_to_device"):
-                write_back.append((value, host))
-        if isinstance(host, np.ndarray):  # a 0-d array too: x[()] is one element of memory all threads see
-            if id(host) in seen:  # the same array passed twice: one array, both names
-                traced_args.append(seen[id(host)])
-                rec.arrays[seen[id(host)]._aid].name += f"/{name}"
-                continue
-            aid = rec.add_array(ArrayInfo(name, "global", host.shape, host.dtype, host.strides, pos))
-            seen[id(host)] = proxy = TracedArray(host, aid, rec)
-            traced_args.append(proxy)
-        else:
-            traced_args.append(value)
+    traced_args, write_back, covers = bind_arguments(params, kargs, rec)
 
     compiling = None
     if compile_check and _numba.simulator_active() is not False:
@@ -412,7 +392,7 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
     for device_array, host in write_back:
         device_array.copy_to_device(host)
 
-    out_ids = []
+    out_ids, elements = [], collections.defaultdict(list)
     for o in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
         if isinstance(o, bool) or not isinstance(o, (str, numbers.Integral)):
             raise LearnerError(
@@ -424,7 +404,15 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
             raise LearnerError(
                 f"outputs: {shown(o)} is not an array parameter of {func.__name__} (parameters: {', '.join(params)})."
             )
-        out_ids.append(traced_args[pos]._aid)
+        if traced_args[pos]._aid not in out_ids:  # two names of one memory: one output
+            out_ids.append(traced_args[pos]._aid)
+        elements[traced_args[pos]._aid].append(covers.get(pos))  # None: every element of its array
     t = Trace(func, griddim, blockdim, rec, out_ids)
+    # an output that is a view of part of another argument's memory: only its own elements must be written
+    t.output_elements = {
+        aid: np.unique(np.concatenate(parts))
+        for aid, parts in elements.items()
+        if all(part is not None for part in parts)
+    }
     t.compiled = compiling.result() if compiling is not None else None
     return t

@@ -374,7 +374,8 @@ def _unwritten(t):
         parts = [aid] + [i for i, f in enumerate(t.arrays) if f.base == aid]  # a record's fields count
         m = np.isin(a.array, parts) & (a.kind != READ)
         written[a.index[m]] = True
-        missing = np.flatnonzero(~written)
+        expected = getattr(t, "output_elements", {}).get(aid)  # an output that is a view of part of the array
+        missing = np.flatnonzero(~written) if expected is None else expected[~written[expected]]
         if len(missing) == 0:
             continue
         if len(info.shape) == 1:
