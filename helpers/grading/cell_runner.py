@@ -34,7 +34,10 @@ class CellRunner:
         self.cell_timeout = float(job["cell_timeout"])
         self.grade_timeout = float(job.get("grade_timeout") or job["cell_timeout"])
         self.pending = {}  # exercise id -> (answer, options, cell) recorded by the student's check
-        self.graded = set(job.get("exclude", ()))  # excluded: crashed or hung the process in an earlier run
+        # Excluded: crashed or hung the process in an earlier run, never graded again. An exercise
+        # checked again later is graded again: the last check in the notebook counts.
+        self.excluded = set(job.get("exclude", ()))
+        self.graded = set(self.excluded)  # graded at least once: not graded again at the end
         self.cell = None
         self.tampered = None
         self.on_gpu = False  # set in bootstrap; asks gpu_context_broken() after each cell and graded step
@@ -53,6 +56,12 @@ class CellRunner:
         shell = Shell(ns)
         sys.modules["__main__"] = module
         self.ns = ns
+        # As in Jupyter, whose kernel runs in the notebook's folder with '' first on sys.path: a
+        # module the notebook writes itself (%%writefile my_kernels.py) imports from the working
+        # folder. Nothing handed in with the notebook is there, and the course and NumPy were
+        # imported before any student code, so a file of that name does not replace them.
+        if not sys.path or sys.path[0] != "":
+            sys.path.insert(0, "")
         skip = set(self.job.get("skip_cells", ()))
         for index, source in cells:
             if index in skip:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib
 import json
 import os
 import re
@@ -181,8 +182,10 @@ class Shell:
         if name in ("time", "timeit", "capture", "prun"):
             exec(compile(body, "<magic>", "exec"), self.ns)
         elif name == "writefile" and line.strip():
-            with open(os.path.basename(line.split()[-1]), "w") as f:
+            append = any(w in ("-a", "--append") for w in line.split()[:-1])
+            with open(os.path.basename(line.split()[-1]), "a" if append else "w") as f:
                 f.write(body)
+            importlib.invalidate_caches()  # importable at once, whatever the folder's timestamp says
 
     def system(self, *_, **__):
         return None

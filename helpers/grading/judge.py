@@ -225,11 +225,13 @@ class Judge:
             if not isinstance(item, dict):
                 continue
             ex_id = item.get("exercise")
-            if ex_id not in self.exercises or ex_id in self.graded:
+            if ex_id not in self.exercises:
                 continue
+            # Graded again when checked again (a wrong answer fixed later): the last check counts.
             cell = item.get("cell")
-            where = f"your check call in cell {cell + 1}" if isinstance(cell, int) else "your check call"
-            self.grade_one(ex_id, item.get("answer"), item.get("options"), where, lines)
+            cell = cell if isinstance(cell, int) and not isinstance(cell, bool) else None
+            where = f"your check call in cell {cell + 1}" if cell is not None else "your check call"
+            self.grade_one(ex_id, item.get("answer"), item.get("options"), where, lines, cell)
 
     def grade_rest(self, lines) -> None:
         """Exercises never checked: their answers read from the final namespace, by expression."""
@@ -255,11 +257,18 @@ class Judge:
                 ex_id, got.get("answer"), got.get("options"), f"`{spec['answer']}` at the end of the notebook", lines
             )
 
-    def grade_one(self, ex_id, answer_desc, options_desc, source, lines) -> None:
+    def grade_one(self, ex_id, answer_desc, options_desc, source, lines, cell=None) -> None:
+        """``cell``: the index of the cell whose check is graded (None: the end of the notebook)."""
         ex, spec = self.exercises[ex_id], self.specs[ex_id]
         if not lines or lines[-1] != {"type": "grading", "exercise": ex_id}:
             lines.append({"type": "grading", "exercise": ex_id})
-        row = {"type": "result", "exercise": ex_id, "graded_from": source, "max_points": float(ex.points)}
+        row = {
+            "type": "result",
+            "exercise": ex_id,
+            "graded_from": source,
+            "cell": cell,
+            "max_points": float(ex.points),
+        }
         self.graded.add(ex_id)
         try:
             answer = remote.answer_from(self.channel, answer_desc)

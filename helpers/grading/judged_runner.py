@@ -41,7 +41,7 @@ class JudgedRunner(CellRunner):
         self.integrity = Integrity(stubs, gpu=self.on_gpu)
 
     def _record(self, ex_id, answer, options):
-        if ex_id in self.wants and ex_id not in self.graded:
+        if ex_id in self.wants and ex_id not in self.excluded:  # checked again: the later check counts
             self.pending[ex_id] = (answer, options, self.cell)
 
     def _describe(self, value, want):

@@ -90,7 +90,8 @@ def collect(record, attempt, by_id, run, skip, first_line):
     for m in attempt.lines:
         kind = m.get("type")
         if kind == "result" and m.get("exercise"):
-            if run > 0 and m["exercise"] in by_id and by_id[m["exercise"]].get("run", 0) < run:
+            old = by_id.get(m["exercise"])
+            if run > 0 and old is not None and old.get("run", 0) < run and not _later_check(m, old):
                 continue  # graded in an earlier, fuller run: that grade stands
             if run > 0 and skip:
                 skipped = ", ".join(str(c + 1) for c in skip)
@@ -110,6 +111,19 @@ def collect(record, attempt, by_id, run, skip, first_line):
         elif kind == "tamper" and record["tamper"] is None:
             cell = m.get("cell")
             record["tamper"] = {"cell": None if cell is None else cell + 1, "what": m.get("what", [])}
+
+
+def _later_check(new: dict, old: dict) -> bool:
+    """True when ``new`` grades a check made after ``old``'s (a later cell, or the end of the
+    notebook after a cell): the last check counts, also when a further run got past the cell that
+    stopped an earlier one. An error the grader gave (no cell) always stands."""
+    if "cell" not in old or "cell" not in new:
+        return False
+    a, b = new.get("cell"), old.get("cell")
+    end = float("inf")
+    a = a if isinstance(a, int) and not isinstance(a, bool) else end
+    b = b if isinstance(b, int) and not isinstance(b, bool) else end
+    return a > b
 
 
 def output_text(attempt) -> str:

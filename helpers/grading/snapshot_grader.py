@@ -105,20 +105,22 @@ class SnapshotGrader(CellRunner):
         self.check_integrity()
         for ex_id in list(self.pending):
             answer, options, cell = self.pending.pop(ex_id)
-            if ex_id in self.job.get("exclude", ()):
+            if ex_id in self.excluded:
                 continue
-            self.grade_one(
-                ex_id, answer, options, f"your check call in cell {cell + 1}" if cell is not None else "your check call"
-            )
+            # Graded again when checked again (a wrong answer fixed later): the last check counts.
+            where = f"your check call in cell {cell + 1}" if cell is not None else "your check call"
+            self.grade_one(ex_id, answer, options, where, cell)
 
     # -- grading
-    def grade_one(self, ex_id, answer, options, source):
+    def grade_one(self, ex_id, answer, options, source, cell=None):
+        """``cell``: the index of the cell whose check is graded (None: the end of the notebook)."""
         ex, spec = self.exercises[ex_id], self.specs[ex_id]
         self.emit({"type": "grading", "exercise": ex_id})
         row = {
             "type": "result",
             "exercise": ex_id,
             "graded_from": source,
+            "cell": cell,
             "max_points": float(self.integrity_points(ex)),
         }
         if self.check_integrity():

@@ -25,7 +25,8 @@ from .course import CourseNotebook, match_notebook
 
 MAX_MEMBER_BYTES = 200 << 20
 MAX_ZIP_BYTES = 2 << 30
-MAX_NOTEBOOK_BYTES = 50 << 20
+MAX_FILE_BYTES = 256 << 20  # a notebook file is read at all up to this size, outputs included
+MAX_CODE_BYTES = 50 << 20  # the notebook's code, once its outputs are stripped
 MAX_NOTES_PER_ZIP = 20  # skipped members named one by one; the rest are counted
 _SKIP = ("__MACOSX", ".ipynb_checkpoints", "__pycache__")
 _KEEP = (".ipynb", ".zip")  # the only members extracted from a zip
@@ -172,13 +173,17 @@ def _student_raw(stem: str, nb: CourseNotebook | None) -> str:
 
 
 def read_cells(path: Path):
-    """(cells, problem): the code/markdown cells of a notebook, or a plain reason it cannot be read."""
+    """(cells, problem): the code/markdown cells of a notebook, outputs and attachments left out,
+    or a plain reason it cannot be read. The size limit that matters is the code's
+    (``MAX_CODE_BYTES``): outputs never count against it, however large the plots (the file is
+    read up to ``MAX_FILE_BYTES``, outputs included)."""
     try:
         size = path.stat().st_size
-        if size > MAX_NOTEBOOK_BYTES:
+        if size > MAX_FILE_BYTES:
             return (
                 None,
-                f"the notebook file is {size >> 20} MB, more than the {MAX_NOTEBOOK_BYTES >> 20} MB the grader reads",
+                f"the notebook file is {size >> 20} MB, more than the {MAX_FILE_BYTES >> 20} MB the grader reads "
+                "(outputs included; clearing the outputs makes it smaller)",
             )
         data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except RecursionError:
@@ -191,12 +196,19 @@ def read_cells(path: Path):
     if not isinstance(cells, list):
         return None, "the file is JSON but not a notebook (it has no list of cells)"
     cells = [c for c in cells if isinstance(c, dict)]
+    code = 0
     for i, c in enumerate(cells):
+        c.pop("outputs", None)  # never read by the grader: a notebook is graded as it runs here
+        c.pop("attachments", None)
         src = c.get("source", "")
         if not (isinstance(src, str) or (isinstance(src, list) and all(isinstance(x, str) for x in src))):
             return None, f"cell {i + 1} of the notebook has a source that is not text; the file is damaged"
         if not isinstance(c.get("cell_type", ""), str):
             return None, f"cell {i + 1} of the notebook has no valid cell type; the file is damaged"
+        if c.get("cell_type") == "code":
+            code += sum(len(x.encode("utf-8", "replace")) for x in ([src] if isinstance(src, str) else src))
+    if code > MAX_CODE_BYTES:
+        return None, f"the notebook's code is {code >> 20} MB, more than the {MAX_CODE_BYTES >> 20} MB the grader runs"
     return cells, None
 
 

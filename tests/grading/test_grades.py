@@ -47,7 +47,7 @@ def batch(tmp_path_factory):
 
 def test_batch_exits_zero_whatever_the_students_did(batch):
     assert batch["run"].returncode == 0, batch["run"].stderr[-3000:]
-    assert "Graded 27 submission(s)" in batch["run"].stdout
+    assert "Graded 30 submission(s)" in batch["run"].stdout
 
 
 CASES = list(fx.submissions())
@@ -74,6 +74,11 @@ def test_each_submission_grades_as_expected(batch, name):
         assert rec["output_bytes"] > 30_000_000 and "left out" in rec["output"] and len(rec["output"]) < 40_000
     if "outcome" in facts:
         assert rec["outcome"] == facts["outcome"]
+    for ex_id, words in facts.get("graded_from", {}).items():  # the exercise's last check counted
+        row = next(e for e in rec["exercises"] if e["exercise"] == ex_id)
+        assert words in row.get("graded_from", ""), row
+    if facts.get("big_file"):  # its saved outputs alone are past the limit on code
+        assert Path(rec["file"]).stat().st_size > (50 << 20) and rec["outcome"] == "completed", rec["problem"]
 
 
 def test_grades_csv_has_one_row_per_student_and_exercise_with_points(batch):
@@ -103,7 +108,7 @@ def test_summary_lists_what_needs_a_human(batch):
     out = batch["run"].stdout
     for name in ("tamper_checker", "tamper_numpy", "invalid_json", "os_exit", "stubborn_loop", "forger", "reference"):
         assert f"{name}/{fx.STEM}" in out.split("Look at these:")[1], out
-    assert "[27/27]" in batch["run"].stderr  # progress, one line per submission when not on a terminal
+    assert "[30/30]" in batch["run"].stderr  # progress, one line per submission when not on a terminal
 
 
 def test_resume_regrades_nothing_and_keeps_the_grades(batch):
@@ -350,3 +355,28 @@ def test_a_cell_that_poisons_the_gpu_is_skipped_in_a_second_run(tmp_path):
     assert {e["exercise"]: e["status"] for e in rec["exercises"]} == fx.ALL_PASSED
     assert [s["cell"] for s in rec["skipped_cells"]] == [6], rec["runs"]
     assert "left the GPU unusable" in rec["skipped_cells"][0]["why"]
+
+
+def test_a_further_run_replaces_a_grade_only_with_a_later_check():
+    """The last check counts across runs too: run 0 checked in cell 5 (failed) and crashed in cell
+    7; run 1, without cell 7, checks again in cell 5 (same grade: run 0's stands) and in cell 9
+    (passed: that one counts). An error the grader gave a check that crashed always stands."""
+    from helpers.grading.attempt import Attempt
+    from helpers.grading.records import collect
+
+    def result(ex, status, cell):
+        return {"type": "result", "exercise": ex, "status": status, "message": status, "cell": cell}
+
+    record = {"review": [], "cell_errors": [], "tamper": None}
+    by_id = {"nb02.histogram": {"status": "error", "run": 0, "message": "grading did not finish"}}
+    first = Attempt(
+        skip=[], lines=[result("nb02.vector_add", "failed", 5), result("nb01.blocks_per_grid", "passed", 3)]
+    )
+    collect(record, first, by_id, 0, [], {})
+    again = [result("nb02.vector_add", "failed", 5), result("nb01.blocks_per_grid", "failed", 3)]
+    again += [result("nb02.vector_add", "passed", 9), result("nb02.histogram", "passed", None)]
+    collect(record, Attempt(skip=[7], lines=again), by_id, 1, [7], {})
+    assert by_id["nb02.vector_add"]["status"] == "passed" and by_id["nb02.vector_add"]["run"] == 1
+    assert "without cell 8" in by_id["nb02.vector_add"]["message"]
+    assert by_id["nb01.blocks_per_grid"] == {**first.lines[1], "run": 0}  # the same check again: run 0's stands
+    assert by_id["nb02.histogram"]["status"] == "error"

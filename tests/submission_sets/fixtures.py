@@ -97,6 +97,7 @@ def make_course(folder: Path) -> Path:
     return folder
 
 
+PLOT_BYTES = 55 << 20  # saved outputs of the plot_outputs submission: past the grader's 50 MB limit on code
 P, F, NA, NG, T, E = "passed", "failed", "not_attempted", "not_graded", "tampering", "error"
 ALL_PASSED = dict.fromkeys(EXERCISES, P)
 
@@ -343,6 +344,38 @@ def submissions() -> dict:
         dict.fromkeys(EXERCISES, T),
         tamper=True,
     )
+    # Honest notebooks graded as they end (issue 29 item 5): the last check of an exercise counts,
+    # both ways (a wrong kernel fixed and checked again; a right function broken and checked again).
+    add(
+        "checks_twice",
+        cells(
+            vector_add=VECTOR_ADD.replace("a[i] + b[i]", "a[i] - b[i]"),
+            blocks=BLOCKS,
+            extra=[
+                f"{VECTOR_ADD}\n\n{VECTOR_ADD_CHECK}",
+                f"{BLOCKS.replace('(n + t - 1) // t', 'n // t')}\n\n{BLOCKS_CHECK}",
+            ],
+            extra_at=9,
+        ),
+        _statuses(P, F, NA, NA),
+        graded_from={"nb02.vector_add": "cell 11", "nb01.blocks_per_grid": "cell 12"},
+    )
+    # A kernel the notebook writes into its own folder and imports, as it works in Jupyter.
+    add(
+        "writefile",
+        perfect_cells(
+            vector_add="from my_kernels import vector_add",
+            extra=[f"%%writefile my_kernels.py\n{IMPORTS}\n\n\n{VECTOR_ADD}\n"],
+        ),
+        ALL_PASSED,
+    )
+    # A correct notebook whose saved plots make the file larger than the code limit: outputs are
+    # never graded, so they never count against it.
+    big = perfect_cells()
+    big[2]["outputs"] = [
+        {"output_type": "display_data", "metadata": {}, "data": {"image/png": "iVBORw0KGgo" * (PLOT_BYTES // 10)}}
+    ]
+    add("plot_outputs", big, ALL_PASSED, big_file=True)
     s["invalid_json"] = (
         '{"cells": [ {"cell_type": "code", "source": "import helpers"',
         dict.fromkeys(EXERCISES, NG),
