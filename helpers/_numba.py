@@ -95,6 +95,70 @@ def launch_configuration(obj):
     return None
 
 
+def declared_signatures(obj):
+    """([argument types, ...], specialized) for a kernel given its signature(s) in `@cuda.jit(...)`,
+    else None. `specialized`: one signature (not a list), which a GPU launch uses whatever the
+    arguments are (CUDADispatcher.call takes its one overload); with a list, a launch whose
+    arguments match none is refused ("No matching definition").
+
+    A real dispatcher keeps what it compiled (it cannot compile more: _can_compile is False); the
+    simulator's FakeCUDAKernel drops the signature, so it is read from the decorator in the source.
+    """
+    if _remote(obj):
+        return None
+    if _is_launch_config(obj):
+        obj = obj.dispatcher
+    if _is_dispatcher(obj):
+        if getattr(obj, "_can_compile", True) or not getattr(obj, "overloads", None):
+            return None
+        return [tuple(argtypes) for argtypes in obj.overloads], bool(getattr(obj, "specialized", False))
+    if not _is_fake_kernel(obj):
+        return None
+    written = _decorator_signatures(obj.fn)
+    if written is None:
+        return None
+    sigs, specialized = written
+    try:
+        from numba.core import sigutils
+
+        return [tuple(sigutils.normalize_signature(s)[0]) for s in sigs], specialized
+    except Exception:  # not a signature Numba reads: a GPU would refuse the decorator itself
+        return None
+
+
+def _decorator_signatures(fn):
+    """The signature(s) `@cuda.jit(...)` was given in `fn`'s source: ([str or Signature], one_not_a_list)."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    fn_def = tree.body[0] if tree.body else None
+    if not isinstance(fn_def, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for dec in fn_def.decorator_list:
+        name = dec.func.attr if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) else None
+        name = dec.func.id if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Name) else name
+        if name != "jit" or not dec.args:
+            continue
+        arg = dec.args[0]
+        if isinstance(arg, ast.Name):  # @cuda.jit(SIG) with SIG defined in the module
+            value = fn.__globals__.get(arg.id)
+        else:
+            try:
+                value = ast.literal_eval(arg)
+            except ValueError:
+                return None
+        if isinstance(value, (list, tuple)) and value:
+            return list(value), False
+        if isinstance(value, str) or type(value).__name__ == "Signature":
+            return [value], True
+        return None
+    return None
+
+
 def is_cuda_module(obj):
     """True for the `numba.cuda` module, whatever it is bound to (simulator or real)."""
     mod = sys.modules.get("numba.cuda")

@@ -9,9 +9,70 @@ twice is the simplest case.
 
 import numpy as np
 
+from .. import _numba
 from ..accesses import ArrayInfo
 from ..errors import LearnerError
 from .arrays import TracedArray
+
+
+def signature_refusal(kernel, params, kargs):
+    """One sentence when the kernel's `@cuda.jit("void(...)")` signature does not take these arrays
+    (dtype or dimensions), else None: a GPU launch of it does not run the kernel as written (see
+    helpers._numba.declared_signatures), so neither does trace()."""
+    declared = _numba.declared_signatures(kernel)
+    if declared is None:
+        return None
+    sigs, specialized = declared
+    wrong = [_first_mismatch(sig, params, kargs) for sig in sigs]
+    if not all(wrong):
+        return None
+    name, want, value = wrong[0]
+    fn = _numba.python_function(kernel).__name__
+    got = _described(value)
+    want_text = _described_type(want)
+    if not specialized:
+        return (
+            f"Your kernel {fn} was compiled for the signatures in its @cuda.jit([...]), and none takes {name} "
+            f"as {got}: on a GPU Numba refuses this launch (no matching definition): pass {name} as {want_text} "
+            "or add a signature for these arrays."
+        )
+    fix = f"pass {name} as {want_text}"
+    if _is_array_type(want) and getattr(value, "ndim", None) == want.ndim:
+        fix += f" ({name}.astype(np.{want.dtype}))"
+    return (
+        f"Your kernel {fn} is declared with a signature whose parameter {name} is {want_text}, but {name} is "
+        f"{got}: on a GPU Numba launches it anyway and reads the memory as the signature says (wrong numbers, or "
+        f"a crash), so trace() refuses it: {fix}, or change the signature to match (or drop it: plain @cuda.jit)."
+    )
+
+
+def _first_mismatch(sig, params, kargs):
+    """(parameter, declared type, value) of the first array argument `sig` does not take, else None."""
+    if len(sig) != len(kargs):
+        return (params[0] if params else "?", sig[0] if sig else None, kargs[0] if kargs else None)
+    for name, want, value in zip(params, sig, kargs):
+        is_array = hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.generic)
+        if _is_array_type(want) != is_array:
+            return name, want, value
+        if is_array and (np.dtype(value.dtype) != np.dtype(str(want.dtype)) or len(value.shape) != want.ndim):
+            return name, want, value
+    return None
+
+
+def _is_array_type(t):
+    return type(t).__name__ == "Array" and hasattr(t, "ndim")  # numba.core.types.Array, without importing numba here
+
+
+def _described(value):
+    if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.generic):
+        return f"a {len(value.shape)}-D {np.dtype(value.dtype)} array"
+    return f"a number ({type(value).__name__})"
+
+
+def _described_type(t):
+    if _is_array_type(t):
+        return f"a {t.ndim}-D {t.dtype} array"
+    return f"a number ({t})"
 
 
 class _Arg:

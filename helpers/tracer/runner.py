@@ -20,6 +20,7 @@ from ..accesses import BLOCK_EPOCH, GRID_SHIFT, WARP_EPOCH, unlinear
 from ..errors import CourseError, KernelError, LearnerError, shown
 from ..limits import RETURN_VALUE, launch_dims, launch_limits
 from .arguments import bind as bind_arguments
+from .arguments import signature_refusal
 from .arrays import TracedArray
 from .fakecuda import FakeCuda, Word32
 from .instrument import Instrumenter
@@ -379,6 +380,9 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
             f"{func.__name__} takes {len(params)} argument(s) ({', '.join(params)}) but {len(kargs)} were given."
         )
 
+    refusal = signature_refusal(kernel, params, kargs)
+    if refusal:
+        raise LearnerError(refusal)
     rec = Recorder(max_accesses)
     traced_args, write_back, covers = bind_arguments(params, kargs, rec)
 
