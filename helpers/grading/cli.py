@@ -32,7 +32,7 @@ from .devices import visible_devices
 from .execute import Settings, grade_submission
 from .process import ROOT
 from .records import copy_pictures
-from .submissions import discover, unpack
+from .submissions import MAX_UPLOAD_BYTES, discover, unpack
 
 RECORD_VERSION = 1
 
@@ -90,6 +90,15 @@ def parse_args(argv=None):
         choices=("auto", "cpu", "gpu"),
         default="auto",
         help="run submissions on the GPU(s) or the CPU simulator",
+    )
+    p.add_argument(
+        "--max-upload-mb",
+        type=float,
+        default=MAX_UPLOAD_BYTES / (1 << 20),
+        help=(
+            "what one student's submission may unpack in all, every nested zip included; past it none of it "
+            f"is graded (default {MAX_UPLOAD_BYTES >> 20})"
+        ),
     )
     p.add_argument(
         "--keep-scratch", action="store_true", help="keep the per-submission working folders (for debugging)"
@@ -156,6 +165,7 @@ def point_table(course: dict, override: Path | None) -> tuple[dict, list]:
 def fingerprint(sub, nb, salt: str) -> str:
     h = hashlib.sha256()
     h.update(f"{RECORD_VERSION}\0{salt}\0{sub.student}\0{nb.stem}\0".encode())
+    h.update(f"{sub.name}\0".encode("utf-8", "surrogateescape"))  # an id another name had in an earlier run
     h.update(json.dumps([e.__dict__ for e in nb.exercises], sort_keys=True).encode())
     h.update(f"{sub.problem}\0".encode())
     if sub.path is not None:
@@ -198,6 +208,8 @@ def run(args) -> int:
         raise GraderError(f"no course notebooks with exercises in {args.course}")
     if args.notebook and not any(args.notebook in (nb.stem, nb.number) for nb in course.values()):
         raise GraderError(f"--notebook {args.notebook}: no such course notebook with exercises ({', '.join(course)})")
+    if not args.max_upload_mb > 0:
+        raise GraderError(f"--max-upload-mb {args.max_upload_mb:g}: must be more than 0")
     if not args.submissions.exists():
         raise GraderError(f"{args.submissions} does not exist")
     out = args.out
@@ -233,7 +245,8 @@ def run(args) -> int:
             root, zip_notes = unpack(args.submissions, scratch, damaged)
         except (OSError, zipfile.BadZipFile, EOFError) as e:
             raise GraderError(f"{args.submissions}: {e}") from None
-        subs, notes = discover(root, course, scratch, args.notebook, damaged, zip_notes)
+        upload = int(args.max_upload_mb * (1 << 20))
+        subs, notes = discover(root, course, scratch, args.notebook, damaged, zip_notes, upload)
         warnings += notes
         if not subs:
             raise GraderError(
@@ -333,6 +346,7 @@ def _internal_error(sub, nb, tb: str) -> dict:
     last = tb.strip().splitlines()[-1]
     return {
         "student": sub.student,
+        "name": sub.name,
         "notebook": nb.stem,
         "file": str(sub.path),
         "outcome": "grader_error",

@@ -224,6 +224,7 @@ def grade_submission(
     started = time.time()
     record = {
         "student": sub.student,
+        "name": sub.name,  # as handed in: the folder, zip or file name the id comes from
         "notebook": nb.stem,
         "file": str(sub.path) if sub.path else None,
         "notes": list(sub.notes),

@@ -6,11 +6,18 @@ Layouts accepted (SUBMISSIONS is a folder or a .zip of one):
   alice.zip                            one zip per student
 A zip whose only entry is one folder is entered. Hidden files, ``__MACOSX`` and
 ``.ipynb_checkpoints`` are ignored. Zip members with absolute paths, ``..`` or links are skipped
-and sizes are capped, so a hostile archive cannot write outside the scratch folder.
+and sizes are capped, so a hostile archive cannot write outside the scratch folder. Everything
+unpacked for one student (their zip and every zip nested in their submission, at every level)
+comes out of one budget (``MAX_UPLOAD_BYTES``): past it nothing of theirs is graded, and zips
+nested deeper than ``MAX_ZIP_DEPTH`` are not unpacked.
+
+A student's id comes from their own name alone (``student_ids``): names that become the same id
+are told apart by a short hash of each exact name, never by the order they were found in.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -23,8 +30,10 @@ from pathlib import Path
 
 from .course import CourseNotebook, match_notebook
 
-MAX_MEMBER_BYTES = 200 << 20
-MAX_ZIP_BYTES = 2 << 30
+MAX_MEMBER_BYTES = 200 << 20  # one member of any zip
+MAX_ZIP_BYTES = 2 << 30  # the class zip (SUBMISSIONS itself)
+MAX_UPLOAD_BYTES = 1 << 30  # everything unpacked for one student, nested zips included (--max-upload-mb)
+MAX_ZIP_DEPTH = 3  # zips inside one student's submission: alice.zip > inner.zip > innermost.zip
 MAX_FILE_BYTES = 256 << 20  # a notebook file is read at all up to this size, outputs included
 MAX_CODE_BYTES = 50 << 20  # the notebook's code, once its outputs are stripped
 MAX_NOTES_PER_ZIP = 20  # skipped members named one by one; the rest are counted
@@ -39,16 +48,43 @@ class Submission:
     path: Path | None  # None: the student handed in no such notebook (or it could not be read)
     notes: list = field(default_factory=list)  # plain sentences for the feedback (duplicates, guesses)
     problem: str | None = None  # why this submission cannot be graded at all (a damaged zip ...)
+    name: str = ""  # the student's name as handed in (folder, zip or file name) that ``student`` comes from
 
     @property
     def key(self) -> str:
         return f"{self.student}/{self.notebook}"
 
 
-def safe_extract(zip_path: Path, dest: Path, damaged: dict | None = None) -> list[str]:
+class UploadTooLarge(Exception):
+    """Everything unpacked for one student went past their budget: nothing of theirs is graded."""
+
+
+class Budget:
+    """The bytes one student's submission may unpack, all zips and levels together."""
+
+    def __init__(self, limit: int | None = None):
+        self.limit = MAX_UPLOAD_BYTES if limit is None else limit
+        self.used = 0
+
+    def take(self, size: int) -> None:
+        self.used += size
+        if self.used > self.limit:
+            raise UploadTooLarge(
+                f"the submission unpacks to more than the {_mb(self.limit)} the grader unpacks per student "
+                "(every zip inside it, at every level, counts), so none of it was graded"
+            )
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1 << 20):g} MB"
+
+
+def safe_extract(zip_path: Path, dest: Path, damaged: dict | None = None, budget: Budget | None = None) -> list[str]:
     """Extract the notebooks (and zips) in ``zip_path`` into ``dest``; returns notes about skipped
     members. A member that cannot be read (bad CRC, truncated) is written empty and its reason put
-    in ``damaged`` {path: sentence}. Raises ``zipfile.BadZipFile`` when the archive itself is unreadable."""
+    in ``damaged`` {path: sentence}. Raises ``zipfile.BadZipFile`` when the archive itself is
+    unreadable, and ``UploadTooLarge`` (before writing it) when a member would take ``budget``
+    past its limit; without a budget (the class zip) members past ``MAX_ZIP_BYTES`` are skipped."""
     notes, total, hidden = [], 0, 0
     dest.mkdir(parents=True, exist_ok=True)
     root = dest.resolve()
@@ -76,10 +112,16 @@ def safe_extract(zip_path: Path, dest: Path, damaged: dict | None = None) -> lis
             if not name.lower().endswith(_KEEP):
                 skip(name, "not a notebook")
                 continue
-            total += info.file_size
-            if info.file_size > MAX_MEMBER_BYTES or total > MAX_ZIP_BYTES:
+            if info.file_size > MAX_MEMBER_BYTES:
                 skip(name, "too large")
                 continue
+            if budget is not None:
+                budget.take(info.file_size)  # the declared size: zipfile never reads a member past it
+            else:
+                total += info.file_size
+                if total > MAX_ZIP_BYTES:
+                    skip(name, "too large")
+                    continue
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 with zf.open(info) as src, open(target, "wb") as out:
@@ -115,7 +157,9 @@ def _hidden(p: Path) -> bool:
     return p.name.startswith(".") or p.name in _SKIP
 
 
-def _notebooks_under(folder: Path, scratch: Path, notes: list, damaged: dict) -> list[Path]:
+def _notebooks_under(folder: Path, area: Path, notes: list, damaged: dict, budget: Budget, depth: int = 0) -> list:
+    """The notebooks under ``folder``; zips inside are extracted into ``area`` (up to
+    ``MAX_ZIP_DEPTH`` levels below the submission, every byte out of ``budget``)."""
     out = []
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder)
@@ -124,15 +168,29 @@ def _notebooks_under(folder: Path, scratch: Path, notes: list, damaged: dict) ->
         if p.suffix.lower() == ".ipynb":
             out.append(p)
         elif p.suffix.lower() == ".zip":
-            (scratch / "nested").mkdir(parents=True, exist_ok=True)
-            inner = Path(tempfile.mkdtemp(prefix=re.sub(r"[^\w.-]", "_", p.stem)[:40] + "-", dir=scratch / "nested"))
+            if depth >= MAX_ZIP_DEPTH:
+                notes.append(f"skipped {rel}: zips nested more than {MAX_ZIP_DEPTH} deep are not unpacked")
+                continue
+            inner = _fresh(area, p.stem)
             try:
-                notes.extend(safe_extract(p, inner, damaged))
+                notes.extend(safe_extract(p, inner, damaged, budget))
+            except UploadTooLarge:
+                raise
             except Exception as e:  # truncated or damaged: noted, the rest is graded
                 notes.append(f"skipped {rel}: not a readable zip file ({type(e).__name__}: {e})")
                 continue
-            out.extend(_notebooks_under(inner, scratch, notes, damaged))
+            out.extend(_notebooks_under(inner, area, notes, damaged, budget, depth + 1))
     return out
+
+
+def _fresh(area: Path, label: str) -> Path:
+    """A new folder in ``area`` to unpack one zip into."""
+    area.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=re.sub(r"[^\w.-]", "_", label)[:40] + "-", dir=area))
+
+
+def _digest(name: str) -> str:
+    return hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def student_id(raw: str) -> str:
@@ -141,28 +199,46 @@ def student_id(raw: str) -> str:
     return s[:80]
 
 
-class StudentIds:
-    """Distinct ids for distinct names: 'Kim Lee' and 'Kim_Lee' become Kim_Lee and Kim_Lee_2."""
+def student_ids(names) -> tuple[dict, list]:
+    """({name: id}, warnings): each id from that name alone, whatever else was handed in.
 
-    def __init__(self):
-        self.by_raw, self.taken, self.collisions = {}, {}, []
-
-    def __call__(self, raw: str) -> str:
-        if raw in self.by_raw:
-            return self.by_raw[raw]
-        base = sid = student_id(raw)
-        n = 1
-        while sid.lower() in self.taken:
-            n += 1
-            sid = f"{base[:76]}_{n}"
-        if sid != base:
-            self.collisions.append(
-                f"the names {self.taken[base.lower()]!r} and {raw!r} both become the id {base}; "
-                f"graded as two students, {base} and {sid}"
-            )
-        self.taken[sid.lower()] = raw
-        self.by_raw[raw] = sid
-        return sid
+    A name's id is ``student_id(name)``. Where several names become the same id (compared without
+    case: 'Lee Kim', 'Lee_Kim' and 'lee_kim'), the one name that already *is* that id keeps it and
+    every other gets the id plus ``_`` and 8 hex digits of the SHA-256 of its exact name; if none
+    or several of them are the id itself, all get the hash. So a name's id never depends on the
+    order names are found in, and never becomes the id another name would have had alone."""
+    groups: dict = {}
+    for name in sorted(set(names)):
+        groups.setdefault(student_id(name).lower(), []).append(name)
+    ids, hashed, collided = {}, [], []
+    for members in groups.values():
+        base = student_id(members[0])
+        exact = [m for m in members if m == student_id(m)]
+        keeper = members[0] if len(members) == 1 else exact[0] if len(exact) == 1 else None
+        for m in members:
+            if m == keeper:
+                ids[m] = student_id(m)
+            else:
+                hashed.append(m)
+        if len(members) > 1:
+            collided.append((base, members))
+    taken = {i.lower() for i in ids.values()}
+    for name in sorted(hashed):  # a hashed id never takes one that a name has as it is
+        digest = _digest(name)
+        options = [f"{student_id(name)[: 79 - n]}_{digest[:n]}" for n in (8, 16, 32, 64)]
+        sid, k = next((o for o in options if o.lower() not in taken), None), 1
+        while sid is None or sid.lower() in taken:  # only names made to look like another's hashed id
+            k += 1
+            sid = f"{options[-1][:76]}_{k}"
+        taken.add(sid.lower())
+        ids[name] = sid
+    text = []
+    for base, members in collided:
+        listed = ", ".join(repr(m) for m in members[:-1]) + f" and {members[-1]!r}"
+        both = "both become" if len(members) == 2 else "all become"
+        each = ", ".join(f"{m!r} as {ids[m]}" for m in members)
+        text.append(f"the names {listed} {both} the id {base}; graded as {len(members)} students: {each}")
+    return ids, text
 
 
 def _student_raw(stem: str, nb: CourseNotebook | None) -> str:
@@ -219,86 +295,109 @@ def discover(
     forced: str | None = None,
     damaged: dict | None = None,
     zip_notes: tuple = (),
+    upload_bytes: int | None = None,
 ) -> tuple[list[Submission], list[str]]:
     """Submissions found under ``root`` (plus a Submission with path None for every expected but
     missing notebook of a student), and notes for the summary (files that match no course
-    notebook, skipped zip members, colliding names, unreadable submissions)."""
-    found: dict = {}  # (student, stem) -> [paths]
-    unmatched: list = []  # (student or None, path)
+    notebook, skipped zip members, colliding names, unreadable submissions). ``upload_bytes``:
+    what one student's submission may unpack in all (default ``MAX_UPLOAD_BYTES``).
+
+    Everything is keyed by the student's name as handed in; ids are given once every name is
+    known (``student_ids``)."""
+    found: dict = {}  # (name, stem) -> [paths]
+    unmatched: list = []  # (name or None, path)
     notes: list = []
     damaged = {} if damaged is None else damaged
-    ids = StudentIds()
-    folders = set()  # students who handed in a folder, even an empty one
-    broken: dict = {}  # student -> why nothing of theirs can be read
-    per_student: dict = {}  # student -> notes for their feedback
+    folders = set()  # students who handed in a folder or a zip, even an empty one
+    broken: dict = {}  # name -> why nothing of theirs can be read
+    too_large: set = set()  # names whose submission went past their budget: nothing of theirs is graded
+    budgets: dict = {}
+    per_student: dict = {}  # name -> notes for their feedback
     for entry in sorted(root.iterdir()):
         if _hidden(entry):
             continue
-        student = None
+        name = area = None
         try:
             if entry.is_dir() or entry.suffix.lower() == ".zip":
-                student = ids(entry.stem if entry.is_file() else entry.name)
-                folders.add(student)
-                folder, mine = entry, per_student.setdefault(student, [])
+                name = entry.stem if entry.is_file() else entry.name
+                folders.add(name)
+                mine = per_student.setdefault(name, [])
+                if name in too_large:
+                    continue
+                budget = budgets.setdefault(name, Budget(upload_bytes))
+                area = scratch / "students" / f"{student_id(name)[:40]}-{_digest(name)[:16]}"
+                folder = entry
                 if entry.is_file():
-                    folder = scratch / "students" / student
+                    folder = _fresh(area, "upload")
                     try:
-                        mine.extend(safe_extract(entry, folder, damaged))
+                        mine.extend(safe_extract(entry, folder, damaged, budget))
+                    except UploadTooLarge:
+                        raise
                     except Exception as e:  # a truncated or damaged zip: this student only
-                        broken[student] = f"{entry.name} is not a readable zip file ({type(e).__name__}: {e})"
+                        broken[name] = f"{entry.name} is not a readable zip file ({type(e).__name__}: {e})"
                         continue
-                for p in _notebooks_under(folder, scratch, mine, damaged):
+                # The zip handed in is level 1 of the nesting; a zip inside a folder is.
+                for p in _notebooks_under(folder, area, mine, damaged, budget, depth=int(entry.is_file())):
                     cells, _ = read_cells(p)
                     nb = match_notebook(p.name, cells, course, forced)
                     if nb is None:
-                        unmatched.append((student, p))
+                        unmatched.append((name, p))
                     else:
-                        found.setdefault((student, nb.stem), []).append(p)
+                        found.setdefault((name, nb.stem), []).append(p)
             elif entry.suffix.lower() == ".ipynb":
                 cells, _ = read_cells(entry)
                 nb = match_notebook(entry.name, cells, course, forced)
                 if nb is None:
                     unmatched.append((None, entry))
                 else:
-                    found.setdefault((ids(_student_raw(entry.stem, nb)), nb.stem), []).append(entry)
+                    found.setdefault((_student_raw(entry.stem, nb), nb.stem), []).append(entry)
+        except UploadTooLarge as e:  # nothing of this student is graded; their unpacked files go at once
+            too_large.add(name)
+            broken[name] = str(e)
+            shutil.rmtree(area, ignore_errors=True)
         except Exception as e:  # one submission must never stop the batch
-            student = student or ids(entry.stem)
-            folders.add(student)
-            broken[student] = f"{entry.name} could not be read ({type(e).__name__}: {e})"
-    notes += ids.collisions
+            name = name or entry.stem
+            folders.add(name)
+            broken[name] = f"{entry.name} could not be read ({type(e).__name__}: {e})"
+    found = {k: v for k, v in found.items() if k[0] not in too_large}
+    unmatched = [(s, p) for s, p in unmatched if s not in too_large]
+    # A file we cannot place (empty, damaged) is taken as the notebook most others handed in.
+    placed = []
+    common = Counter(stem for _, stem in found).most_common(1)
+    for name, p in unmatched:
+        if common and len(course) and (name is None or not any(s == name for s, _ in found)):
+            stem = common[0][0]
+            who = name or _student_raw(p.stem, course[stem])
+            found.setdefault((who, stem), []).append(p)
+            placed.append(f"{p.name}: could not tell which course notebook it is; graded as {stem}")
+        else:
+            placed.append(f"{p.name}: not a course notebook with exercises; ignored")
+    names = {s for s, _ in found} | folders
+    ids, collisions = student_ids(names)
+    notes += collisions
     for note in zip_notes:  # members of the class zip skipped: in the summary, and in their student's feedback
-        who = [s for s, raw in ids.taken.items() if f"'{raw}/" in note or f"/{raw}/" in note]
+        who = [n for n in names if f"'{n}/" in note or f"/{n}/" in note]
         if len(who) == 1:
-            per_student.setdefault(ids.by_raw[ids.taken[who[0]]], []).append(note)
+            per_student.setdefault(who[0], []).append(note)
         else:
             notes.append(note)
-    for student, mine in per_student.items():
-        notes += [f"{student}: {n}" for n in mine]
-    # A file we cannot place (empty, damaged) is taken as the notebook most others handed in.
-    common = Counter(stem for _, stem in found).most_common(1)
-    for student, p in unmatched:
-        if common and len(course) and (student is None or not any(s == student for s, _ in found)):
-            stem = common[0][0]
-            who = student or ids(_student_raw(p.stem, course[stem]))
-            found.setdefault((who, stem), []).append(p)
-            notes.append(f"{p.name}: could not tell which course notebook it is; graded as {stem}")
-        else:
-            notes.append(f"{p.name}: not a course notebook with exercises; ignored")
+    for name, mine in sorted(per_student.items(), key=lambda kv: ids.get(kv[0], "")):
+        notes += [f"{ids.get(name, name)}: {n}" for n in mine]
+    notes += placed
     subs = []
-    students = sorted({s for s, _ in found} | folders)
     expected = sorted({stem for _, stem in found} or ([forced_stem(course, forced)] if forced else []))
     if not expected and broken and len(course) == 1:
         expected = list(course)
-    for student in students:
-        mine = per_student.get(student, [])
+    for name in sorted(names, key=lambda n: ids[n]):
+        student, mine = ids[name], per_student.get(name, [])
         for stem in expected:
-            paths = found.get((student, stem))
+            paths = found.get((name, stem))
             if not paths:
-                why = broken.get(student) or f"no {stem} notebook was handed in"
-                subs.append(Submission(student, stem, None, [why, *mine], problem=broken.get(student)))
+                why = broken.get(name) or f"no {stem} notebook was handed in"
+                subs.append(Submission(student, stem, None, [why, *mine], problem=broken.get(name), name=name))
                 continue
             chosen = _choose(paths, course[stem])
-            sub = Submission(student, stem, chosen, list(mine), problem=damaged.get(chosen))
+            sub = Submission(student, stem, chosen, list(mine), problem=damaged.get(chosen), name=name)
             if len(paths) > 1:
                 others = ", ".join(p.name for p in paths if p != chosen)
                 sub.notes.append(f"several copies handed in; graded {chosen.name} (also found: {others})")

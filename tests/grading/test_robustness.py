@@ -3,9 +3,11 @@ instructor presses Ctrl-C: one submission never harms the batch (issue "Grading 
 trust", items 3 and 4). Same fixtures and style as tests/grading/test_grades.py."""
 
 import csv  # noqa: E402
+import hashlib
 import json  # noqa: E402
 import tracemalloc  # noqa: E402
 import zipfile  # noqa: E402
+from pathlib import Path
 
 import pytest  # noqa: E402
 from numba import cuda  # noqa: E402
@@ -26,6 +28,7 @@ KEPT_COMMENT = {
     "threads": fx.THREADS + "  # YOUR CODE HERE",
     "histogram": fx.HISTOGRAM.replace("    i = cuda.grid(1)", "    i = cuda.grid(1)  # YOUR CODE HERE"),
 }
+PARTIAL = {"nb02.vector_add": "passed", "nb01.threads_launched": "passed"}
 FLOOD = (
     "import glob\nfor f in glob.glob('*.jsonl'):\n    with open(f, 'a') as out:\n        for _ in range(70):\n"
     "            out.write('0' * 64 + ' ' + 'x' * (1 << 20) + '\\n')\n"
@@ -62,8 +65,10 @@ def batch(tmp_path_factory):
     for name, text in {
         "good": nb_text(),
         "kept_comment": nb_text(fx.cells(**KEPT_COMMENT)),
-        "Kim Lee": nb_text(),
-        "Kim_Lee": nb_text(fx.cells()),
+        # Three names, three different grades (issue 29 item 6): all passed, not attempted, half.
+        "Lee Kim": nb_text(),
+        "Lee_Kim": nb_text(fx.cells()),
+        "Lee_Kim_2": nb_text(fx.cells(vector_add=fx.VECTOR_ADD, threads=fx.THREADS)),
         "deep": '{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}",
         "bad_source": json.dumps(fx.notebook([{"cell_type": "code", "source": [1, 2]}, *fx.perfect_cells()])),
         "not_json": "this is not JSON at all",
@@ -117,10 +122,28 @@ def test_an_unreadable_submission_is_not_graded_alone_with_a_reason(batch, stude
     assert words in (batch["out"] / "feedback" / student / "feedback.md").read_text()
 
 
-def test_colliding_names_are_two_students(batch):
-    recs = batch["records"]
-    assert statuses(recs["Kim_Lee"]) == {"passed"} and statuses(recs["Kim_Lee_2"]) == {"not_attempted"}
-    assert "'Kim Lee' and 'Kim_Lee' both become the id Kim_Lee" in batch["run"].stdout
+def test_colliding_names_never_move_a_grade_to_another_student(batch):
+    """'Lee Kim' and 'Lee_Kim' both sanitise to Lee_Kim, and Lee_Kim_2 is a name of its own: each
+    id comes from its own name (the name that is the id keeps it, the other gets a hash of its
+    exact name), so every record and grades.csv row is its own student's, and the warning names
+    the pair that collided."""
+    recs, hashed = batch["records"], "Lee_Kim_" + hashlib.sha256(b"Lee Kim").hexdigest()[:8]
+    expected = {  # id -> (folder it must come from, statuses)
+        "Lee_Kim": ("Lee_Kim", dict.fromkeys(fx.EXERCISES, "not_attempted")),
+        "Lee_Kim_2": ("Lee_Kim_2", {**dict.fromkeys(fx.EXERCISES, "not_attempted"), **PARTIAL}),
+        hashed: ("Lee Kim", dict.fromkeys(fx.EXERCISES, "passed")),
+    }
+    assert {k for k in recs if k.startswith("Lee")} == set(expected), sorted(recs)
+    rows = list(csv.DictReader((batch["out"] / "grades.csv").open()))
+    for sid, (folder, want) in expected.items():
+        assert Path(recs[sid]["file"]).parent.name == folder, (sid, recs[sid]["file"])
+        assert {e["exercise"]: e["status"] for e in recs[sid]["exercises"]} == want, sid
+        assert {r["exercise"]: r["status"] for r in rows if r["student"] == sid} == want, sid
+    collisions = [line for line in batch["run"].stdout.splitlines() if "become the id" in line]
+    assert collisions == [
+        f"WARNING: the names 'Lee Kim' and 'Lee_Kim' both become the id Lee_Kim; graded as 2 students: "
+        f"'Lee Kim' as {hashed}, 'Lee_Kim' as Lee_Kim"
+    ], collisions
 
 
 def test_skipped_zip_members_are_noted_in_summary_and_feedback(batch):
@@ -156,6 +179,41 @@ def test_damaged_member_of_a_class_zip_harms_only_its_student(tmp_path):
     assert recs["bob"]["outcome"] == "invalid" and "damaged" in recs["bob"]["problem"]
     assert "readme.txt" in (out / "feedback" / "bob" / "feedback.md").read_text()
     assert (out / "grades.csv").exists()
+
+
+def _padded(size: int) -> str:
+    """A notebook that is ``size`` bytes on disk and a few kB zipped (spaces compress)."""
+    text = nb_text()
+    return text + " " * (size - len(text))
+
+
+def test_nested_zips_unpack_out_of_one_budget_per_upload(tmp_path):
+    """Issue 29 item 7: a small upload whose zips, each far under the cap on its own, unpack past
+    it together (here 3 x 0.4 MB across three levels, under --max-upload-mb 1) is not graded, with
+    one sentence why; nothing of it is graded, in no other student's name either."""
+    course = fx.make_course(tmp_path / "course")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    inner = write_zip(tmp_path / "inner.zip", {"again.ipynb": _padded(400_000)}, stored=False)
+    middle = tmp_path / "middle.zip"
+    with zipfile.ZipFile(middle, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("copy.ipynb", _padded(400_000))
+        z.write(inner, "inner.zip")
+    with zipfile.ZipFile(subs / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(f"{fx.STEM}.ipynb", _padded(400_000))
+        z.write(middle, "middle.zip")
+    assert (subs / "bomb.zip").stat().st_size < 30_000
+    out = tmp_path / "out"
+    run = grade(subs, "--out", out, "--course", course, "-j1", "--max-upload-mb", 1, *OPTS)
+    assert run.returncode == 0, run.stderr[-3000:]
+    recs = read_records(out)
+    assert set(recs) == {"bomb"}, sorted(recs)
+    rec = recs["bomb"]
+    assert rec["outcome"] == "invalid" and statuses(rec) == {"not_graded"}, why(recs)
+    sentence = "the submission unpacks to more than the 1 MB the grader unpacks per student"
+    assert rec["problem"].startswith(sentence) and "every level" in rec["problem"], rec["problem"]
+    assert all(e["message"] == f"not graded: {rec['problem']}." for e in rec["exercises"])
+    assert sentence[4:] in (out / "feedback" / "bomb" / "feedback.md").read_text()
 
 
 def test_reading_results_is_bounded(tmp_path, monkeypatch):
