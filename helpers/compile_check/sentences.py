@@ -10,6 +10,12 @@ from __future__ import annotations
 import re
 
 GENERIC = "the GPU compiler refuses your kernel{where}: {first}."
+# Also the tracer's own refusal (helpers/tracer/shapes.py), which needs no compiler to see it.
+SHAPE_NOT_CONSTANT = (
+    "the shape of a shared or local array must be a constant known when the kernel compiles{where}: "
+    "use a number or a global constant such as `TPB = 128` (arithmetic too: `HALO = TPB + 2` at the top of "
+    "the file), not a size computed from an array or from cuda.blockDim."
+)
 
 
 def _where(line, code):
@@ -35,9 +41,7 @@ FAMILIES = [
     (
         r"(shared|local|const)\.array|array\(int64, class",
         r"(shared|local)\.array\(",
-        "the shape of a shared or local array must be a constant known when the kernel compiles{where}: "
-        "use a number or a global constant such as `TPB = 128`, not a size computed from an array or "
-        "from cuda.blockDim.",
+        SHAPE_NOT_CONSTANT,
     ),
     (
         r"exception_match|Exception matching",

@@ -10,6 +10,7 @@ One job per module, in the order a traced launch uses them:
 - ``arrays``      ``TracedArray``: bounds-checked arrays that log every element access
 - ``arguments``   a launch's arguments as traced arrays, one per piece of memory (``x`` and ``x[:]`` are one)
 - ``fakecuda``    the fake ``cuda`` module a kernel runs against (threadIdx, shared, atomics, warp calls, cg)
+- ``shapes``      shared/local array shapes a GPU compiler refuses (`cuda.shared.array(out.size, ...)`)
 - ``instrument``  copies of the learner's functions whose globals see the fake module
 - ``runner``      the scheduler (blocks, threads, barriers) and ``trace()`` itself
 - ``result``      ``Trace``: what one launch did

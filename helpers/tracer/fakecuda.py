@@ -12,6 +12,7 @@ from .. import _numba
 from ..accesses import ArrayInfo
 from ..errors import LearnerError, UnsupportedByTracer
 from ..limits import shared_problem
+from . import shapes
 from .arrays import TracedArray, element_op
 from .records import Arrival, Dim3, WarpCall
 
@@ -42,6 +43,13 @@ class Word32(np.int64):
     __slots__ = ()
 
 
+def _refuse_shape(frame, rec):
+    """A shared or local array whose shape a GPU compiler refuses (helpers.tracer.shapes) stops the trace."""
+    problem = shapes.refusal(frame, rec.kernel_code)
+    if problem:
+        raise LearnerError(problem)
+
+
 class _FakeShared:
     def __init__(self, rec, dynamic_bytes):
         self._rec = rec
@@ -67,6 +75,8 @@ class _FakeShared:
         arr = rec.block_shared.get(site)
         if arr is None:
             dtype = _numba.as_dtype(dtype)
+            if site not in rec.sites and shape != 0 and shape != (0,):  # first at this line: can a GPU have it?
+                _refuse_shape(f, rec)
             if shape == 0 or shape == (0,):
                 data = rec.block_shared.get("dynamic")
                 if data is None:
@@ -94,6 +104,8 @@ class _FakeLocal:
         rec = self._rec
         f = _getframe(1)
         site = ("local", f.f_code, f.f_lineno)
+        if site not in rec.sites:
+            _refuse_shape(f, rec)
         data = np.zeros(shape, _numba.as_dtype(dtype))
         aid = rec.sites.get(site)
         if aid is None:

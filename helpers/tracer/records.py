@@ -87,6 +87,7 @@ class Recorder:
         self.sites = {}  # shared/local allocation site -> array id
         self.block_shared = {}  # shared allocation site -> TracedArray of the running block
         self.sched = None  # the block scheduler greenlet
+        self.kernel_code = None  # the traced kernel's code object (its parameters are never compile-time constants)
 
     def add_array(self, info):
         self.arrays.append(info)

@@ -473,6 +473,7 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
     fake = FakeCuda(rec, griddim, blockdim, dyn)
     instr = Instrumenter(fake)
     fn = instr.function(func)
+    rec.kernel_code = fn.__code__
     Runner(fn, traced_args, griddim, blockdim, rec, fake, instr, watchdog).run()
     for device_array, host in write_back:
         device_array.copy_to_device(host)

@@ -138,11 +138,12 @@ def row_sums(a, out):
 
 BLOCK = 32
 RADIUS = 1
+HALO = BLOCK + 2 * RADIUS  # a GPU compiler takes a shared shape that is a constant, not arithmetic on names
 
 
 @cuda.jit
 def stencil_halo(x, out):
-    tile = cuda.shared.array(BLOCK + 2 * RADIUS, numba.float32)
+    tile = cuda.shared.array(HALO, numba.float32)
     i = cuda.grid(1)
     t = cuda.threadIdx.x + RADIUS
     n = x.size
@@ -178,11 +179,12 @@ def tiled_matmul(A, B, C):
 
 
 T = 8
+T_PADDED = T + 1
 
 
 @cuda.jit
 def transpose_padded(a, out):
-    tile = cuda.shared.array((T, T + 1), dtype=np.float32)
+    tile = cuda.shared.array((T, T_PADDED), dtype=np.float32)
     x = cuda.blockIdx.x * T + cuda.threadIdx.x
     y = cuda.blockIdx.y * T + cuda.threadIdx.y
     if y < a.shape[0] and x < a.shape[1]:

@@ -84,6 +84,18 @@ def shared_size_from_block(x, out, n):
         out[i] = tile[0]
 
 
+TILE = 64
+
+
+@cuda.jit
+def shared_size_from_arithmetic(x, out, n):
+    tile = cuda.shared.array(TILE + 2, numba.float32)  # Numba folds no arithmetic on names: HALO = TILE + 2
+    i = cuda.grid(1)
+    if i < n:
+        tile[0] = x[i]
+        out[i] = tile[0]
+
+
 @cuda.jit
 def calls_python_function(x, out, n):
     i = cuda.grid(1)
@@ -126,6 +138,7 @@ CASES = [
     ("signature dtype", declared_float64, "float64"),
     ("shared shape from array", shared_size_from_array, "constant"),
     ("shared shape from blockDim", shared_size_from_block, "constant"),
+    ("shared shape from arithmetic", shared_size_from_arithmetic, "constant"),
     ("python function", calls_python_function, "host_helper"),
     ("dict", uses_dict, "dict"),
     ("string", uses_string, "string"),
