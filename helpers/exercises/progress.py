@@ -78,13 +78,17 @@ def _valid_entry(e) -> dict | None:
     return out
 
 
+_kept = set()  # damaged files that could not be moved aside: never written over
+
+
 def _move_aside(path: Path, why: str) -> None:
     aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
         os.replace(path, aside)
         where = f"it was moved to {aside.name} and a new one started"
     except OSError:
-        where = "it is left as it is and ignored"
+        _kept.add(str(path))
+        where = "it is left as it is, and this session's results are not saved over it"
     _say_once(f"damaged:{path}", f"Your progress file {path} could not be read ({why}): {where}.")
 
 
@@ -99,8 +103,11 @@ def load() -> dict:
     except IsADirectoryError:
         _say_once(f"dir:{path}", f"Progress is not kept: {path} is a folder; remove it or set COURSE_PROGRESS_FILE.")
         return {}
-    except (OSError, UnicodeDecodeError) as e:
-        _say_once(f"read:{path}", f"Progress could not be read from {path} ({type(e).__name__}): starting empty.")
+    except UnicodeDecodeError:  # bytes that are not text: damaged like bad JSON, and as precious
+        _move_aside(path, "not UTF-8 text: some of its bytes are damaged")
+        return {}
+    except OSError as e:  # unreadable (permissions, a disk error): saving would replace what it holds
+        _move_aside(path, e.strerror or type(e).__name__)
         return {}
     try:
         data = json.loads(text)
@@ -120,6 +127,8 @@ def load() -> dict:
 
 def _save(entries: dict) -> None:
     path = progress_path()
+    if str(path) in _kept:
+        return
     try:
         atomic_write(path, json.dumps({"version": VERSION, "exercises": entries}, indent=1, sort_keys=True))
     except OSError as e:  # a read-only folder must not break a check, but the learner should know
