@@ -43,18 +43,38 @@ class Runner:
         self.tids = [Dim3(*unlinear(t, blockdim)) for t in range(self.tpb)]
 
     def run(self):
-        with watchdog(self.budget, self._describe_running), np.errstate(all="ignore"):  # a GPU does not warn
+        with (
+            watchdog(self.budget, self._describe_running, self._still_running),
+            np.errstate(all="ignore"),  # a GPU does not warn
+        ):
             self._run()
 
-    def _describe_running(self, frame, seconds):
-        """The watchdog's sentence: which thread of which block was on which line."""
+    def _describe_running(self, frame, seconds, advancing=False):
+        """The watchdog's sentence: which thread of which block was on which line, and whether that
+        line's loop was moving on (too much work per thread for the tracer) or spinning in place."""
         f = learner_frame(frame, self.instr.codes)
         if f is None:
             return None
         thread = _coord(self.fake.threadIdx, self.blockdim)
         block = _coord(self.fake.blockIdx, self.griddim)
+        ran = f"thread {thread} of block {block} has run {line_text(f)} for {seconds:.0f} s"
+        if advancing:
+            return (
+                f"{ran} and its variables keep changing: more work per thread than the CPU tracer can run at "
+                "this size (or a loop that never reaches its exit): trace a smaller problem, with fewer "
+                "iterations per thread, or allow it longer with trace(..., watchdog=120)."
+            )
+        return f"{ran}: is a loop missing its exit?"
+
+    def _still_running(self, frame, seconds):
+        """Said once when a trace outlasts its budget while its threads keep finishing: where it is."""
+        nblocks = self.griddim[0] * self.griddim[1] * self.griddim[2]
+        b = self.fake.blockIdx
+        done = b.x + self.griddim[0] * (b.y + self.griddim[1] * b.z)
+        where = f" (at block {done + 1} of {nblocks})" if nblocks > 1 and not self.instr.uses_grid_sync else ""
         return (
-            f"thread {thread} of block {block} has run {line_text(f)} for {seconds:.0f} s: is a loop missing its exit?"
+            f"The CPU tracer has run {self.fn.__name__} for {seconds:.0f} s{where} and carries on: each of its "
+            f"{nblocks * self.tpb:,} threads runs as Python here, so a smaller problem traces much sooner."
         )
 
     def _run(self):

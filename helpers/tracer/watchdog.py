@@ -2,11 +2,17 @@
 
 ``with watchdog(seconds, describe):`` arms ``SIGALRM`` (``signal.setitimer``); when it fires,
 the handler runs in the interrupted frame, which is the learner's code, so ``describe(frame,
-seconds)`` can name the block, thread and line that was running, and the handler raises
+seconds, advancing)`` can name the block, thread and line that was running, and the handler raises
 ``TookTooLong`` (as a BaseException that a learner's ``except Exception`` cannot swallow, turned
 into ``TookTooLong`` on the way out). Watchdogs nest (a check around the traces it runs): the innermost
 description that recognises the frame wins, and the earliest deadline holds. Outside the main
 thread (or where there is no SIGALRM) the code simply runs without a budget.
+
+Before it stops anything the watchdog looks twice, half a second apart, at the learner's innermost
+frame: ``advancing`` is whether its variables changed in between (a loop doing real work, too much
+of it for the budget) or not (a loop spinning in place, missing its exit). A run that makes progress
+is never stopped, but past its budget ``notice(frame, seconds)`` may say once that it is still going
+(the tracer says how far it got: each thread runs as Python, and many of them take minutes).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import LearnerValueError, TookTooLong, shown
 
 DEFAULT_SECONDS = 20.0
@@ -35,9 +43,21 @@ class _Stop(BaseException):
     The watchdog turns it into ``TookTooLong`` once it is back in the course's code."""
 
 
-_stack = []  # (describe, started, seconds) of the active watchdogs, outermost first
+_stack = []  # _Armed of the active watchdogs, outermost first
 _fired = [False]
 _progress = [0.0]  # when the course last saw progress (a traced thread started or resumed)
+_look = [None]  # (progress stamp, frame, its numeric variables): the first look before a stop
+LOOK_AGAIN_S = 0.5  # the second look, and every alarm after the first stop (the itimer's interval)
+
+
+class _Armed:
+    """One active watchdog: its description, notice, start, budget, and whether its notice was said."""
+
+    __slots__ = ("describe", "notice", "started", "seconds", "noticed")
+
+    def __init__(self, describe, notice, started, seconds):
+        self.describe, self.notice, self.started, self.seconds = describe, notice, started, seconds
+        self.noticed = False
 
 
 def touch() -> None:
@@ -86,30 +106,94 @@ def line_text(frame, lineno=None) -> str:
 def describe_function(what="your function"):
     """A describer for plain learner code (function answers, a check as a whole)."""
 
-    def describe(frame, seconds):
+    def describe(frame, seconds, advancing=False):
         f = learner_frame(frame)
         if f is None:
             return None
+        if advancing:
+            return (
+                f"{what} has run {line_text(f)} for {seconds:.0f} s and its variables keep changing: a loop that "
+                "never reaches its exit, or far more work than these inputs need?"
+            )
         return f"{what} has run {line_text(f)} for {seconds:.0f} s: is a loop missing its exit?"
 
     return describe
 
 
+def _innermost_learner(frame):
+    """The innermost frame outside helpers and libraries (the learner's code, inside a tracer call too)."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(HELPERS) and not name.startswith(LIBRARIES):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _state(frame):
+    """What changes when a loop advances: the learner frame and the numbers it holds."""
+    f = _innermost_learner(frame)
+    if f is None:
+        return None
+    try:
+        held = {k: v for k, v in f.f_locals.items() if isinstance(v, (numbers.Number, np.generic))}
+    except Exception:  # a frame whose variables cannot be read: no evidence either way
+        return None
+    return f, held
+
+
+def _advancing(before, after):
+    """Did the learner's code move on between two looks (other variables, or another call)?"""
+    if before is None or after is None:
+        return False
+    if before[0] is not after[0]:
+        return True
+    return any(k not in after[1] or not _same(v, after[1][k]) for k, v in before[1].items())
+
+
+def _same(a, b):
+    try:
+        return bool(a == b) or (a != a and b != b)  # nan stays nan
+    except Exception:
+        return a is b
+
+
 def _on_alarm(signum, frame):
     now = time.monotonic()
     seconds = now - _progress[0]
-    allowed = min(b for _, _, b in _stack) if _stack else 0.0
+    allowed = min(w.seconds for w in _stack) if _stack else 0.0
     if not _fired[0] and seconds < allowed:  # progress was made since the alarm was set: wait on
-        signal.setitimer(signal.ITIMER_REAL, allowed - seconds, 0.5)
+        _notice(frame, now)
+        signal.setitimer(signal.ITIMER_REAL, allowed - seconds, LOOK_AGAIN_S)
         return
+    if not _fired[0] and (_look[0] is None or _look[0][0] != _progress[0]):  # look once, stop at the next alarm
+        _look[0] = (_progress[0], _state(frame))
+        signal.setitimer(signal.ITIMER_REAL, LOOK_AGAIN_S, LOOK_AGAIN_S)
+        return
+    advancing = not _fired[0] and _advancing(_look[0][1], _state(frame))
+    _look[0] = None
     first = not _fired[0]
     _fired[0] = True
-    for describe, _, _ in reversed(_stack):
-        message = describe(frame, seconds)
+    for armed in reversed(_stack):
+        message = armed.describe(frame, seconds, advancing)
         if message:
             raise _Stop(message)
     if first:  # nobody recognised the frame: stop anyway, once; later alarms wait for learner code
         raise _Stop(f"the check has run for {seconds:.0f} s and was stopped: is a loop missing its exit?")
+
+
+def _notice(frame, now):
+    """Past its budget, a run that keeps making progress is said once to be still going (outermost only:
+    a check prints its own results, and a trace inside it is one of many)."""
+    if len(_stack) != 1:
+        return
+    armed = _stack[0]
+    if armed.notice is None or armed.noticed or now - armed.started < armed.seconds:
+        return
+    armed.noticed = True
+    text = armed.notice(frame, now - armed.started)
+    if text:
+        print(text, flush=True)
 
 
 def _usable() -> bool:
@@ -117,8 +201,9 @@ def _usable() -> bool:
 
 
 @contextmanager
-def watchdog(seconds=None, describe=None):
-    """Run the body with a budget of ``seconds`` (see ``budget``); raise ``TookTooLong`` past it."""
+def watchdog(seconds=None, describe=None, notice=None):
+    """Run the body with a budget of ``seconds`` (see ``budget``); raise ``TookTooLong`` past it.
+    ``notice(frame, seconds)``: a line said once when the body, still making progress, outlasts it."""
     seconds = budget(seconds)
     if seconds <= 0 or not _usable():
         yield
@@ -134,10 +219,11 @@ def watchdog(seconds=None, describe=None):
         return
     if not _stack:
         _fired[0] = False
-    _stack.append((describe, started, seconds))
+        _look[0] = None
+    _stack.append(_Armed(describe, notice, started, seconds))
     touch()
     # After the first alarm, repeat every half second so a learner's `except:` cannot swallow it for good.
-    signal.setitimer(signal.ITIMER_REAL, delay, 0.5)
+    signal.setitimer(signal.ITIMER_REAL, delay, LOOK_AGAIN_S)
     try:
         yield
     except _Stop as stop:
