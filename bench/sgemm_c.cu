@@ -1,6 +1,7 @@
 // SGEMM in CUDA C: the best Numba step (bench/sgemm.py, 128x128 tiles, BK 16, 8x8 per thread,
-// double-buffered shared tiles) plus what Numba cannot express: 128-bit (float4) loads and stores
-// of global and shared memory, __launch_bounds__, and __restrict__ pointers.
+// double-buffered shared tiles) plus what the Numba steps do not use: 128-bit (float4) loads and stores
+// of global and shared memory (Numba's indexing emits 32-bit ones), __launch_bounds__ (Numba's
+// launch_bounds= emits the same PTX directives), and __restrict__ pointers.
 // Sizes must be multiples of the tile (M, N of BM/BN, K of BK); the launcher checks.
 #ifndef BM
 #define BM 128

@@ -3,7 +3,8 @@
     COURSE_MODE=gpu python bench/sgemm_c.py --out docs/data/sgemm_c.json
 
 Same tile as the tuned Numba kernel (128 x 128, 8 x 8 per thread, double-buffered shared tiles),
-plus float4 loads/stores and __launch_bounds__, which Numba cannot express. Each variant is
+plus float4 (128-bit) loads/stores, which Numba's indexing does not emit, and __launch_bounds__ (numba-cuda has
+launch_bounds= and max_registers= too, unused by the Numba steps: docs/sgemm-ladder.md). Each variant is
 checked against float64 before timing and timed against cuBLAS (TF32 off) in the same run.
 """
 
