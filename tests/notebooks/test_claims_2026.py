@@ -4,6 +4,8 @@ repository's own records, so that the old wording fails here if it comes back.
 - Numba and the SGEMM ladder: numba-cuda has `launch_bounds=` (the same PTX directives as CUDA C's
   `__launch_bounds__`) and `max_registers=`; its indexing compiles to 32-bit loads, and an `@intrinsic` with inline
   PTX emits a 128-bit one (compiled here with Numba's real compiler, in a process without the simulator).
+- Figures: the transpose and register-blocking percentages agree with docs/benchmarks.md and
+  docs/data/sgemm_ladder.json and name the GPU they came from.
 """
 
 from __future__ import annotations
@@ -174,3 +176,47 @@ def test_numba_has_launch_bounds_like_cuda_c_and_max_registers(compiled):
     ladder = _line((ROOT / "docs/sgemm-ladder.md").read_text(), "- **CUDA C (cuda.core):**")
     assert "launch_bounds=(256, 2)" in ladder and "max_registers=" in ladder and "not been measured" in ladder
     assert "launch_bounds=" in (ROOT / "bench/sgemm_c.py").read_text()
+
+
+# ============================================================== 3 and 8. figures from the benchmark records
+
+
+def _bench_rows() -> dict[str, int]:
+    rows = {}
+    for line in (ROOT / "docs/benchmarks.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 7 and cells[4].endswith("%"):
+            rows[cells[0]] = int(cells[4].rstrip("%"))
+    return rows
+
+
+def _bench_gpu() -> str:
+    return re.search(r"^\| GPU \| (.+?) \|", (ROOT / "docs/benchmarks.md").read_text(), re.M).group(1)
+
+
+def test_transpose_and_streaming_figures_are_the_recorded_ones_and_name_the_gpu():
+    rows, gpu = _bench_rows(), _bench_gpu()
+    assert "H100" in gpu
+    padded, fast = rows["transpose, tiled + padded"], rows["transpose, tiled + padded, no checks on interior tiles"]
+    for folder in FOLDERS:
+        text = _paragraph(_markdown(folder, "07"), "transpose_padded_fast")
+        assert f"from {padded} % to {fast} % of copy bandwidth" in text and "H100" in text, text
+    readme = _flat((ROOT / "README.md").read_text())
+    row = readme.split("| Course kernels on an H100 |")[1].split(" | ")[0]
+    assert f"vector add and SAXPY {rows['vector add']} %" in row and rows["vector add"] == rows["SAXPY"]
+    assert f"block reduction {rows['block reduction (sum, two passes, 1056 blocks)']} %" in row
+    assert f"tiled + padded transpose {padded} % and {fast} % once interior tiles skip" in row
+    assert f"skips the bounds checks of interior tiles ({fast} % on the H100" in readme
+
+
+def test_register_blocking_is_stated_as_the_recorded_fraction_of_cublas():
+    ladder = json.loads((ROOT / "docs/data/sgemm_ladder.json").read_text())
+    (step,) = [s for s in ladder["steps"] if s["step"].startswith("SGEMM 3: register blocking")]
+    pct = round(100 * step["median"])
+    assert "H100" in ladder["GPU"] and pct == _bench_rows()[step["step"]]
+    for folder in FOLDERS:
+        text = _paragraph(_markdown(folder, "05"), "register blocking")
+        assert "within reach" not in text, text
+        assert f"{pct} % of cuBLAS" in text and "H100" in text, text
+        best = next(s for s in ladder["steps"] if s["step"].startswith("SGEMM 6:"))
+        assert f"to {round(100 * best['median'])} % in Numba" in text, text
