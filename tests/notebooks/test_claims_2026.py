@@ -6,6 +6,7 @@ repository's own records, so that the old wording fails here if it comes back.
   PTX emits a 128-bit one (compiled here with Numba's real compiler, in a process without the simulator).
 - Figures: the transpose and register-blocking percentages agree with docs/benchmarks.md and
   docs/data/sgemm_ladder.json and name the GPU they came from.
+- The simulator's cost per thread agrees with the README's measured table, and the syllabus total with its rows.
 """
 
 from __future__ import annotations
@@ -220,3 +221,47 @@ def test_register_blocking_is_stated_as_the_recorded_fraction_of_cublas():
         assert f"{pct} % of cuBLAS" in text and "H100" in text, text
         best = next(s for s in ladder["steps"] if s["step"].startswith("SGEMM 6:"))
         assert f"to {round(100 * best['median'])} % in Numba" in text, text
+
+
+# ============================================================== 4. the simulator's cost per thread
+
+
+def test_simulator_cost_per_thread_is_the_measured_one():
+    readme = _flat((ROOT / "README.md").read_text())
+    row = readme.split("| CPU tracer vs Numba's simulator |")[1].split(" | ")[0]
+    threads = int(re.search(r"tracing a (\d+)-thread launch", row).group(1))
+    saxpy_ms = int(re.search(r"SAXPY \d+ ms vs (\d+) ms", row).group(1))
+    per_thread = f"{saxpy_ms / threads:.1f}"
+    assert per_thread == "0.4"
+    texts = {"README.md": readme, "docs/authoring.md": _flat((ROOT / "docs/authoring.md").read_text())}
+    texts |= {f"{folder}/00": _flat(_markdown(folder, "00")) for folder in FOLDERS}
+    for where, text in texts.items():
+        assert "0.14 ms" not in text, where
+        sentence = re.search(rf"about {re.escape(per_thread)} ms per (?:simulated )?thread[^.]*", text)
+        assert sentence and "bench/trace_speed" in sentence.group(0), where  # [^.] stops at ".py"
+
+
+# ============================================================== 5. the syllabus total
+
+
+def _minutes(text: str) -> int:
+    m = re.fullmatch(r"(?:(\d+) h)?\s*(?:(\d+) min)?", text.strip())
+    assert m and any(m.groups()), text
+    return 60 * int(m.group(1) or 0) + int(m.group(2) or 0)
+
+
+def test_syllabus_total_is_the_sum_of_its_rows():
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("## Syllabus", 1)[1].split("\n\n", 2)[1]
+    times = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        times[cells[0]] = _minutes(cells[3])
+    assert sorted(times) == [p.name[:2] for p in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb"))]
+    for number, minutes in times.items():  # each row is its notebook's own **Time:**
+        assert f"**Time:** {minutes} minutes" in _markdown("solutions", number), number
+    total = sum(times.values())
+    stated = re.search(r"the syllabus times add up to (?:about )?(\d+ h \d+ min)", readme)
+    assert stated and _minutes(stated.group(1)) == total, (stated and stated.group(1), total)
+    first = re.search(r"00–02 \((\d+ h \d+ min)\)", readme)
+    assert first and _minutes(first.group(1)) == times["00"] + times["01"] + times["02"]
