@@ -7,10 +7,13 @@ repository's own records, so that the old wording fails here if it comes back.
 - Figures: the transpose and register-blocking percentages agree with docs/benchmarks.md and
   docs/data/sgemm_ladder.json and name the GPU they came from.
 - The simulator's cost per thread agrees with the README's measured table, and the syllabus total with its rows.
+- cuda-cccl: what the locked wheel contains (docs/data/cccl_package.json): no `cuda.coop`, and its [cu12]/[cu13]
+  extras pull in numba-cuda-mlir, which the course's plain `cuda-cccl` pin does not.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -265,3 +268,52 @@ def test_syllabus_total_is_the_sum_of_its_rows():
     assert stated and _minutes(stated.group(1)) == total, (stated and stated.group(1), total)
     first = re.search(r"00–02 \((\d+ h \d+ min)\)", readme)
     assert first and _minutes(first.group(1)) == times["00"] + times["01"] + times["02"]
+
+
+# ============================================================== 6. cuda-cccl: what the locked wheel contains
+
+CCCL = json.loads((ROOT / "docs/data/cccl_package.json").read_text())
+
+
+def _lock_hashes(lock: str, name: str, version: str) -> list[str]:
+    text = (ROOT / "requirements" / lock).read_text()
+    block = re.search(
+        rf"^{re.escape(name)}=={re.escape(version)} \\\n((?:\s+--hash=sha256:\w+(?: \\)?\n)+)", text, re.M
+    )
+    assert block, (lock, name, version)
+    return re.findall(r"sha256:(\w+)", block.group(1))
+
+
+def test_cccl_record_is_the_locked_wheel_and_the_installed_package_agrees():
+    for lock in ("cu12", "cu13"):
+        pin = re.search(r"^cuda-cccl==(\S+)", (ROOT / f"requirements/{lock}.in").read_text(), re.M).group(1)
+        assert pin == CCCL["version"] and CCCL["sha256"] in _lock_hashes(f"{lock}.lock", "cuda-cccl", pin)
+        assert "numba-cuda-mlir" not in (ROOT / f"requirements/{lock}.lock").read_text()  # the plain pin, no extra
+    assert CCCL["has_cuda_coop"] is False and "cuda.compute" in CCCL["top_level_modules"]
+    assert not any("coop" in p or "cooperative" in p for p in CCCL["packages"])
+    for extra in ("cu12", "cu13"):
+        assert any(r.startswith(f"numba-cuda-mlir[{extra}]") for r in CCCL["extras"][extra])
+        assert f"cuda-cccl[{extra}]" in CCCL["readme_installs"]  # what the package's README tells you to install
+    try:
+        version = importlib.metadata.version("cuda-cccl")
+    except importlib.metadata.PackageNotFoundError:
+        return  # the CPU set: the record and the locks are all there is to check
+    if version == CCCL["version"]:
+        files = [str(f) for f in importlib.metadata.files("cuda-cccl") or ()]
+        assert not any(f.startswith(("cuda/coop/", "cuda/cccl/cooperative/")) for f in files)
+        requires = importlib.metadata.requires("cuda-cccl") or []
+        for extra, reqs in CCCL["extras"].items():
+            got = sorted(r.split(";")[0].strip() for r in requires if re.search(rf'extra\s*==\s*"{extra}"', r))
+            assert got == sorted(reqs), (extra, got)
+        readme = importlib.metadata.metadata("cuda-cccl").get_payload() or ""
+        assert re.findall(r"^pip install (\S+)", readme, re.M) == CCCL["readme_installs"]
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_landscape_and_notebook_14_say_what_cuda_cccl_contains_and_installs(folder):
+    (row,) = [ln for ln in _markdown(folder, "12").splitlines() if ln.startswith("| **cuda.compute**")]
+    for m in re.finditer(r"`cuda\.coop`", row):  # mentioned only to say it is absent
+        assert row[max(0, m.start() - 3) : m.start()] == "no ", row
+    assert f"cuda-cccl {CCCL['version']}" in row
+    text = _paragraph(_markdown(folder, "14"), "numba-cuda-mlir is required to JIT compile")
+    assert "cuda-cccl[cu13]" in text and "cuda-cccl[cu12]" in text and "requirements/cu13.in" in text, text
