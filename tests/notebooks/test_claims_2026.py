@@ -9,6 +9,8 @@ repository's own records, so that the old wording fails here if it comes back.
 - The simulator's cost per thread agrees with the README's measured table, and the syllabus total with its rows.
 - cuda-cccl: what the locked wheel contains (docs/data/cccl_package.json): no `cuda.coop`, and its [cu12]/[cu13]
   extras pull in numba-cuda-mlir, which the course's plain `cuda-cccl` pin does not.
+- Pointers: warp divergence and streams/events are sent to notebooks that teach them; notebook 01 says what a warp
+  does since Volta.
 """
 
 from __future__ import annotations
@@ -317,3 +319,45 @@ def test_landscape_and_notebook_14_say_what_cuda_cccl_contains_and_installs(fold
     assert f"cuda-cccl {CCCL['version']}" in row
     text = _paragraph(_markdown(folder, "14"), "numba-cuda-mlir is required to JIT compile")
     assert "cuda-cccl[cu13]" in text and "cuda-cccl[cu12]" in text and "requirements/cu13.in" in text, text
+
+
+# ============================================================== 2 and 9. pointers to where a topic is taught
+
+
+def _headings(folder: str, number: str) -> str:
+    return "\n".join(ln for ln in _markdown(folder, number).splitlines() if ln.startswith("## "))
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_warp_divergence_pointers_lead_to_a_notebook_that_explains_it(folder):
+    pointers = []
+    for path in sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb")):
+        text = _flat(_markdown(folder, path.name[:2]))
+        pointers += re.findall(r"warp divergence[^()]{0,80}?notebook (\d\d)", text, re.I)
+    assert pointers  # notebook 04's Mandelbrot sends the learner somewhere
+    for number in pointers:
+        text = _flat(_markdown(folder, number))
+        assert re.search(r"diverge", text, re.I) and "serialized" in text and "reconverge" in text, number
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_prerequisites_for_streams_and_events_name_notebooks_with_those_sections(folder):
+    checked = 0
+    for path in sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb")):
+        line = next(ln for ln in _markdown(folder, path.name[:2]).splitlines() if "**Prerequisites:**" in ln)
+        for number, topics in re.findall(r"\b(\d\d)(?:[–-]\d\d)? \(([^)]*)\)", line):
+            for topic in ("stream", "event"):
+                if topic in topics.lower():
+                    checked += 1
+                    assert re.search(topic, _headings(folder, number), re.I), (path.name, number, topic)
+    assert checked >= 3  # notebook 07's events, notebook 13's streams and events
+
+
+# ============================================================== 7. what a warp does
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_warp_lockstep_sentence_has_independent_thread_scheduling(folder):
+    text = _paragraph(_markdown(folder, "01"), "called **warps**")
+    for words in ("Volta", "program counter", "lockstep", "serialized", "reconverge"):
+        assert words in text, (words, text)
