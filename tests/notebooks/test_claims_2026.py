@@ -11,11 +11,16 @@ repository's own records, so that the old wording fails here if it comes back.
   extras pull in numba-cuda-mlir, which the course's plain `cuda-cccl` pin does not.
 - Pointers: warp divergence and streams/events are sent to notebooks that teach them; notebook 01 says what a warp
   does since Volta.
+- Prose the cells contradicted: notebook 13's chunk sizes, notebook 02's "idle threads" line, notebook 12's CPU
+  time / wall time ratio.
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import importlib.metadata
+import io
 import json
 import os
 import re
@@ -24,6 +29,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -361,3 +367,67 @@ def test_warp_lockstep_sentence_has_independent_thread_scheduling(folder):
     text = _paragraph(_markdown(folder, "01"), "called **warps**")
     for words in ("Volta", "program counter", "lockstep", "serialized", "reconverge"):
         assert words in text, (words, text)
+
+
+# ============================================================== 10. prose the cells contradicted
+
+
+def _function(folder: str, number: str, name: str):
+    """A plain-Python function defined in a notebook's code cell, compiled on its own."""
+    for cell in _nb(folder, number).cells:
+        if cell.cell_type == "code" and f"def {name}(" in cell.source:
+            tree = ast.parse(cell.source)
+            (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+            scope: dict = {}
+            exec(compile(ast.Module(body=[fn], type_ignores=[]), name, "exec"), scope)  # noqa: S102 - our notebook
+            return scope[name]
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_notebook_13_exercise_1_describes_section_2s_chunk_sizes(folder):
+    chunks = _function(folder, "13", "chunks")
+    sizes = [b - a for a, b in chunks(10, 4)]
+    assert sizes == [2, 3, 2, 3]
+    text = _paragraph(_markdown(folder, "13"), "np.array_split")
+    if "longer chunks last" in text:
+        assert sizes == sorted(sizes), text
+    assert f"sizes {', '.join(map(str, sizes))} for `n = 10, k = 4`" in text, text
+    split = [len(a) for a in np.array_split(np.arange(10), 4)]
+    assert split == sorted(split, reverse=True) and "**first** `n % k` chunks" in text
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_notebook_02_says_which_threads_the_summary_counts_as_idle(folder):
+    from numba import cuda
+
+    from helpers import trace
+
+    nb = _nb(folder, "02")
+    (k,) = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "def add_unguarded(" in c.source]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(nb.cells[k].source, {"np": np, "cuda": cuda, "trace": trace})  # noqa: S102 - the notebook's cell
+    printed = out.getvalue()
+    after = _flat(nb.cells[k + 1].source)
+    idle = re.search(r"idle threads \(touched no memory\): (\d+) of (\d+)", printed)
+    strayed = {int(n) for n in re.findall(r"by (\d+) threads in all", printed)}
+    quoted = re.findall(r"idle threads \([^)]*\): \d+ of \d+", after)
+    assert all(q in printed for q in quoted), (quoted, printed)  # a quote of the summary is what it prints
+    for count in re.findall(r"(\d+) memory accesses traced", after):
+        assert f"{count} memory accesses traced" in printed, (count, printed)
+    if idle and strayed == {int(idle.group(1))}:  # the "idle" threads are the ones that went past the end
+        assert idle.group(0) in after and f"the same {idle.group(1)} threads" in after, after
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_notebook_12_describes_cpu_time_over_wall_time_as_the_cell_computes_it(folder):
+    nb = _nb(folder, "12")
+    (cell,) = [c.source for c in nb.cells if c.cell_type == "code" and "CPU time / wall" in c.source]
+    # the cell divides the process's CPU time (every thread of the process) by wall time over the same calls
+    assert "wall, cpu = time.perf_counter(), time.process_time()" in cell and "cpu / wall" in cell
+    md = _markdown(folder, "12")
+    intro, reading = _paragraph(md, "**a measurement**"), _paragraph(md, "Read the columns")
+    assert "about 1 for one busy thread" not in intro and "stay near 1" not in reading
+    assert "at most 1" in intro and "every thread of the process" in intro, intro
+    assert "below 1" in reading, reading
