@@ -138,6 +138,9 @@ class TracedArray:
         if not isinstance(idx, tuple):
             idx = (idx,)
         if len(idx) > self.ndim:
+            if self.ndim == 0:
+                var = self._rec.arrays[self._aid].var
+                raise IndexError(f"{var} is 0-dimensional (one element, {var}[()]) but was indexed with {len(idx)}")
             raise IndexError(
                 f"too many indices: the array has {self.ndim} dimension(s) but was indexed with {len(idx)}"
             )

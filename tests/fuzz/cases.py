@@ -233,6 +233,55 @@ case(
     "@cuda.jit\ndef k(out):\n    while True:\n        pass\ntrace(k, 1, 4, np.zeros(4, np.float32), watchdog=2)",
     timeout=120,  # a hang detector only: the watchdog (2 s) stops the cell, however busy the machine
 )
+# -- issue 27's fuzz leftovers: each found by trying the course as a learner would -------------------------
+case(
+    "trace_0d_array_then_show",
+    r"Race on x\[\(\)\]",
+    "@cuda.jit\ndef k(x):\n    x[()] = 1.0\nt = trace(k, 1, 4, np.zeros((), np.float32))\nt.show()\nprint(t.summary())",
+)
+case(
+    "trace_ballot_stored_into_uint32",
+    r"0xfffffff0",
+    "@cuda.jit\ndef k(out):\n    i = cuda.threadIdx.x\n    out[i] = cuda.ballot_sync(0xFFFFFFFF, i >= 4)\n"
+    "u = np.zeros(32, np.uint32)\ntrace(k, 1, 32, u)\nprint(hex(u[0]))",
+)
+case(
+    "trace_a_view_of_x_passed_as_a_second_argument",
+    r"Race on x\[1\] \(x and y are views of the same memory\)",
+    "@cuda.jit\ndef k(x, y):\n    i = cuda.grid(1)\n    if i < x.size - 1:\n        x[i] = y[i + 1]\n"
+    "x = np.arange(32, dtype=np.float32)\nprint(trace(k, 1, 32, x, x[:]).summary())",
+)
+case(
+    "trace_float64_arrays_for_a_float32_signature",
+    r"declared with a signature whose parameter a is a 1-D float32 array, but a is a 1-D float64 array",
+    '@cuda.jit("void(float32[:], float32[:])")\ndef k(a, out):\n    i = cuda.grid(1)\n    if i < out.size:\n'
+    "        out[i] = a[i] * 2\ntrace(k, 1, 32, np.ones(32), np.zeros(32))",
+)
+case(
+    "trace_without_a_launch_after_launching",
+    r"trace\(add, \.\.\.\) names no launch.*holds the \[4, 256\] of an earlier launch",
+    ADD + "add[4, 256](a, b, out)\ntrace(add, a, b, out)",
+)
+case(
+    "trace_shared_array_sized_by_an_argument",
+    r"shape of a shared or local array must be a constant known when the kernel compiles \(line \d+",
+    "@cuda.jit\ndef k(out):\n    s = cuda.shared.array(out.size, np.float32)\n    i = cuda.grid(1)\n    s[i] = i\n"
+    "    cuda.syncthreads()\n    out[i] = s[i]\ntrace(k, 1, 32, np.zeros(32, np.float32))",
+)
+case(
+    "progress_file_with_bytes_that_are_not_utf8",
+    r"could not be read \(not UTF-8 text.*moved to progress\.json\.damaged-.*✓ nb01.blocks_per_grid",
+    "import os\nopen(os.environ['COURSE_PROGRESS_FILE'], 'wb').write(b'{\"version\": 1, \"exercises\": {\"nb\\xff\": {}}}')\n"
+    "import helpers\nfrom helpers.problems import nb01\nnb01.blocks_per_grid.check(lambda n, t: (n + t - 1) // t)",
+    fresh=True,
+)
+case(
+    "trace_a_long_loop_in_every_thread",
+    r"has run line \d+ \(`s \+= j`\) for \d+ s and its variables keep changing: more work per thread",
+    "@cuda.jit\ndef k(out):\n    s = 0.0\n    for j in range(10**12):\n        s += j\n    out[cuda.grid(1)] = s\n"
+    "trace(k, 1, 4, np.zeros(4, np.float32), watchdog=2)",
+    timeout=120,  # a hang detector only: the watchdog (2 s) stops the cell, however busy the machine
+)
 case(
     "trace_show_block_out_of_range",
     r"block must be a whole number from 0 to 0 for this trace, not 5",
