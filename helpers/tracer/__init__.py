@@ -12,6 +12,7 @@ One job per module, in the order a traced launch uses them:
 - ``fakecuda``    the fake ``cuda`` module a kernel runs against (threadIdx, shared, atomics, warp calls, cg)
 - ``shapes``      shared/local array shapes a GPU compiler refuses (`cuda.shared.array(out.size, ...)`)
 - ``instrument``  copies of the learner's functions whose globals see the fake module
+- ``launch``      how ``trace()`` reads the launch from its call (a simulated kernel keeps its last one)
 - ``runner``      the scheduler (blocks, threads, barriers) and ``trace()`` itself
 - ``result``      ``Trace``: what one launch did
 - ``verdicts``    out-of-bounds, negative indices, uninitialised shared reads, divergent barriers, warp

@@ -39,9 +39,7 @@ def _select_arrays(t, rows, array):
 
 def _grid_shape(info):
     """(rows, columns) used to lay an array out: 2-D as is, 1-D wrapped at 32 like memory."""
-    shape = info.shape
-    if len(shape) == 0:  # a 0-d array: one element
-        return 1, 1
+    shape = info.shape or (1,)  # a 0-d array: one element
     if len(shape) == 1:
         cols = min(shape[0], 32)
         return -(-shape[0] // cols), cols
@@ -88,10 +86,7 @@ def draw_accesses(t, block=0, array=None, max_rows=24):
     if not ids:
         ids = [i for i, info in enumerate(t.arrays) if info.space == "global"][:1]
     if not ids:
-        raise LearnerError(
-            f"There is nothing to draw: {t.kernel_name} has no array parameters and touched no array; "
-            f"print(t.summary()) says what the launch did."
-        )
+        raise LearnerError(f"There is nothing to draw: {t.kernel_name} has no array parameters and touched no array.")
     bad = _problem_rows(t, block)
     panels = []
     for aid in ids:
