@@ -105,7 +105,7 @@ def test_a_loop_that_swallows_the_stop_is_still_stopped():
             try:
                 while True:
                     pass
-            except Exception:  # noqa: BLE001, S110 - the learner's mistake this test is about
+            except Exception:  # the learner's mistake this test is about
                 pass
 
     ex = FunctionExercise(reference=lambda n, t: n, inputs={"n": Ints(1, 9), "t": Ints(1, 9)}, trials=1)
