@@ -189,7 +189,8 @@ transpose_padded = KernelExercise(
         "bank_ways_max": (
             1,
             "a warp reading a tile column hits one bank 32 times: give the tile one extra column, shape "
-            "(T_TILE, T_TILE + 1).",
+            "(T_TILE, T_PADDED) with the notebook's T_PADDED = T_TILE + 1 (a shared array's shape must be "
+            "constants: Numba refuses T_TILE + 1 written inside the call).",
         ),
     },
     hints=(

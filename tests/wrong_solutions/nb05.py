@@ -233,7 +233,7 @@ WRONG = {
         Wrong("hard-coded for square matrices", matmul_square_only, "never written"),
     ],
     "transpose_padded": [
-        Wrong("bank conflicts", transpose_unpadded, "bank ways max"),
+        Wrong("bank conflicts", transpose_unpadded, "shape (T_TILE, T_PADDED)"),
         Wrong("uncoalesced", transpose_naive, "coalescing"),
         Wrong("race", transpose_no_barrier, "Put a cuda.syncthreads() between line"),
         Wrong("wrong index", transpose_blocks_not_swapped, "the CPU tracer found"),
