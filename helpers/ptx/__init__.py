@@ -50,13 +50,15 @@ class PtxRun:
         self.griddim, self.blockdim = prog.griddim, prog.blockdim
         self.threads_per_block = prog.tpb
         self.arrays = prog.arrays
-        self.table = access_table(prog.chunks)
+        # one chunk (a whole grid, or one barrier-free block) is the table already: no 48-byte-per-access copy
+        self.table = prog.chunks[0] if len(prog.chunks) == 1 else access_table(prog.chunks)
         self.locations = prog.locations
         self.out_of_bounds = prog.oob
         self.divergent = prog.divergent
         self.warp_misuse = prog.warp_misuse
         self.printed = prog.printed
         self.steps = prog.steps
+        self.schedule = prog.schedule  # whether blocks ran together, and why not (grid.Schedule)
         self.ptx = ptx
 
     def __repr__(self):
@@ -115,6 +117,7 @@ def run(
     max_steps=MAX_STEPS,
     python_scalars="refuse",
     options=(),
+    whole_grid=True,
 ):
     """Run one launch of `kernel_name` on the CPU and return a `PtxRun`.
 
@@ -125,6 +128,8 @@ def run(
     np.int32(...)/np.float32(...)), "cupy" (as CuPy passes them: int64/float64, of which the
     kernel reads its parameter's width), or "cast" (converted to the parameter's type).
     `max_steps`: instructions one thread may run before the run stops with a KernelError.
+    `whole_grid`: False runs block after block even where running all blocks together gives the
+    same result (the reference the whole-grid path is tested against; see grid.py).
     """
     _check_run_arguments(source_or_ptx, kernel_name, args, shared_bytes, max_steps)
     text = source_or_ptx.decode(errors="replace") if isinstance(source_or_ptx, bytes) else source_or_ptx
@@ -147,10 +152,9 @@ def run(
     prog = Program(
         mod, kernel, griddim, blockdim, list(args), int(shared_bytes), source, src_file, max_steps, python_scalars
     )
-    from .machine import Block
+    from .grid import run_launch
 
-    for b in range(griddim[0] * griddim[1] * griddim[2]):
-        Block(prog, b).run()
+    prog.schedule = run_launch(prog, whole_grid)
     for original, host in prog.write_back:
         original[...] = host
     return PtxRun(prog, text)

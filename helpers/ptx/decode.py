@@ -97,6 +97,7 @@ class Cx:
             return lambda S, idx: c
         if isinstance(op, Reg):
             if op.name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo"):
+                self.prog.reads_clock = True  # the fake clock counts per block (grid.py)
 
                 def clock(S, idx):  # fake clock: grows by 1000 at every read, so timing loops end
                     S.clock += 1000
@@ -166,10 +167,8 @@ class Cx:
         def w(S, idx, v):
             if D != T:
                 v = convert(np.asarray(v), T, D)
-            if idx is None:
-                a = np.empty(S.n, D)
-                a[...] = v
-                S.R[slot] = a
+            if idx is None:  # in place: a new array per write costs page faults at a million threads
+                S.R[slot][...] = v
             else:
                 S.R[slot][idx] = v
 

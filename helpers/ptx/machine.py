@@ -1,4 +1,5 @@
-"""Run one block of a decoded kernel: SIMT groups, divergence, barriers, calls, step budget.
+"""Run one block of a decoded kernel, or several consecutive blocks together: SIMT groups,
+divergence, barriers, calls, step budget.
 
 Why SIMT: executing one instruction for every thread that is at the same place as one NumPy
 operation is what makes a pure-Python interpreter fast enough, and it is how a warp runs.
@@ -8,50 +9,85 @@ after an `if` and after a loop). When every live thread waits at a barrier they 
 released (barrier epoch + 1); a barrier that not every thread of the block reached at the
 same place is recorded in the dict shape of the Numba tracer's `Runner._barrier`.
 
+Several blocks at once (grid.py decides when): the min-PC rule restricted to one block's
+threads picks the same groups in the same order as running that block alone, so each block
+does what it does alone; only the interleaving between blocks changes. Thread t of this
+object is thread t % tpb of block b0 + t // tpb.
+
 The access log is kept per barrier interval and stably sorted by thread before it is
 stored, which is the order the tracer (one thread after another) produces.
 """
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from ..accesses import BadAccess, unlinear
 from ..errors import KernelError
+from .log import AccessLog
 from .memory import unravel
 
 RUN, WAIT, DONE = 0, 1, 2
 MAX_DEPTH = 16
 
 
-class Block:
-    """The state of the running block: registers, memories, program counters, the log."""
+class Warps:
+    """Per-thread lane, warp number and first lane of each thread's warp (warps never cross blocks)."""
 
-    def __init__(self, prog, b):
-        self.prog, self.b = prog, b
-        n = self.n = prog.tpb
+    def __init__(self, n, tpb):
+        t = np.arange(n)
+        local = t % tpb
+        self.lane = local % 32
+        self.wid = (t // tpb) * ((tpb + 31) // 32) + local // 32
+        self.first = t - self.lane  # this object's thread number of lane 0
+        self.first_local = local - self.lane  # the same within the block
+        self.count = (n // tpb) * ((tpb + 31) // 32)
+
+
+class Block:
+    """The state of the running block(s): registers, memories, program counters, the log."""
+
+    def __init__(self, prog, b, nblk=1):
+        self.prog, self.b, self.nblk = prog, b, nblk
+        self.tpb = prog.tpb
+        n = self.n = prog.tpb * nblk
+        self.all = np.arange(n)
         self.R = [np.zeros(n, dt) for dt in prog.slot_types]
-        for slot, values in prog.special_values(b).items():
+        for slot, values in prog.special_values(b, nblk).items():
             self.R[slot] = values
         self.pc = np.full(n, prog.start, np.int64)
         self.state = np.zeros(n, np.int8)
         self.epoch = np.zeros(n, np.int64)
-        self.bar_site = np.zeros(n, np.int64)
-        self.bar_val = np.zeros(n, bool)
+        if prog.has_barrier:
+            self.bar_site = np.zeros(n, np.int64)
+            self.bar_val = np.zeros(n, bool)
         self.tsteps = np.zeros(n, np.int64)
-        self.depth = np.zeros(n, np.int64)
-        self.ret_pc = np.zeros((n, MAX_DEPTH), np.int64)
-        self.ret_site = np.zeros((n, MAX_DEPTH), np.int64)
-        self.ret_fn = np.full((n, MAX_DEPTH), -1, np.int64)
+        if prog.calls:  # (n, 16) call stacks: 384 MB for a million threads, so only where a call needs them
+            self.depth = np.zeros(n, np.int64)
+            self.ret_pc = np.zeros((n, MAX_DEPTH), np.int64)
+            self.ret_site = np.zeros((n, MAX_DEPTH), np.int64)
+            self.ret_fn = np.full((n, MAX_DEPTH), -1, np.int64)
         self.shared = prog.new_shared()
         self.local = prog.new_local(n)
         self.fparams = {}
-        self.rows = []
+        self.log = AccessLog()
         self.printed = []
         self.quiet = False
         self.clock = 0
-        self.gbase = b * n
+        self.gbase = b * prog.tpb
         self.kparam = prog.kparam
+        self.atomics = {}  # several blocks: per array, the order atomics reached each element (atomics.py)
+        self.atomic_disorder = False
+
+    @cached_property
+    def warps(self):
+        return Warps(self.n, self.tpb)
+
+    def block_of(self, t):
+        """The block (linear id) of this object's thread t."""
+        return self.b + t // self.tpb
 
     def width(self, idx):
         return self.n if idx is None else len(idx)
@@ -63,27 +99,14 @@ class Block:
         return buf
 
     # -- the access log ------------------------------------------------------------------------
-    def record(self, win, off, w, tids, kind, loc):
-        if self.quiet:
-            return
-        isz = win.itemsize
-        first, last = off // isz, (off + w - 1) // isz
-        gt, ep = self.gbase + tids, self.epoch[tids]
-        if np.array_equal(first, last):
-            elems, gt2, ep2 = first, gt, ep
-        else:  # a wide access covers several elements: one row each, in address order
-            span = int((last - first).max()) + 1
-            e = first[:, None] + np.arange(span)
-            keep = e <= last[:, None]
-            elems, gt2, ep2 = e[keep], np.repeat(gt, keep.sum(1)), np.repeat(ep, keep.sum(1))
-        m = len(elems)
-        self.rows.append(np.array([np.full(m, win.aid), elems, np.full(m, kind), gt2, ep2, np.full(m, loc)], np.int64))
+    def record(self, win, off, w, tids, kind, loc, elems=None):
+        if not self.quiet:  # without barriers every epoch stays 0: no per-thread copy
+            self.log.record(win, off, w, tids, self.epoch[tids] if self.prog.has_barrier else 0, kind, loc, elems)
 
     def flush(self):
-        if self.rows:
-            t = np.concatenate(self.rows, axis=1)
-            self.rows = []
-            self.prog.chunks.append(t[:, np.argsort(t[3], kind="stable")])
+        t = self.log.take(self.gbase, self.n)
+        if t is not None:
+            self.prog.chunks.append(t)
             self.prog.naccess += t.shape[1]
 
     def out_of_bounds(self, win, space, off, addrs, tids, kind, loc):
@@ -103,7 +126,11 @@ class Block:
 
     # -- running -----------------------------------------------------------------------------
     def run(self):
-        prog = self.prog
+        self.execute()
+        self.finish()
+
+    def execute(self):
+        """Run every thread to its end (the log is still in runs: grid.py reads them before finish())."""
         with np.errstate(all="ignore"):
             while True:
                 live = self.state == RUN
@@ -118,6 +145,10 @@ class Block:
                 rest = pcs[pcs > p]
                 stop = int(rest.min()) if len(rest) else np.iinfo(np.int64).max
                 self.group(None if len(grp) == self.n else grp, p, stop)
+
+    def finish(self):
+        """The log, printf lines and step count go to the launch's records."""
+        prog = self.prog
         self.flush()
         prog.printed.extend(text for _, text in sorted(self.printed, key=lambda x: x[0]))
         prog.steps += int(self.tsteps.sum())
@@ -160,17 +191,18 @@ class Block:
 
     def runaway(self, idx, p, steps):
         t = 0 if idx is None else int(idx[0])
+        b, t = self.block_of(t), t % self.tpb
         prog = self.prog
         loc = prog.locations[prog.line_of[p]] if prog.line_of[p] is not None else None
         line = f"line {loc.line}" + (f" (`{loc.source}`)" if loc and loc.source else "") if loc else "its code"
         raise KernelError(
             f"The CPU runner stopped your kernel: thread {unlinear(t, prog.blockdim)} of block "
-            f"{unlinear(self.b, prog.griddim)} has run {line} for {steps:,} steps: is a loop missing its exit? "
+            f"{unlinear(b, prog.griddim)} has run {line} for {steps:,} steps: is a loop missing its exit? "
             f"If not, run a smaller problem or raise max_steps."
         )
 
     def tids(self, idx):
-        return np.arange(self.n) if idx is None else idx
+        return self.all if idx is None else idx
 
     def release(self):
         """Every live thread waits: check the barrier was the same for all, then let them go."""

@@ -1,4 +1,4 @@
-"""Memory spaces and the instructions that touch them: ld, st, atom, red, cvta, isspacep.
+"""Memory spaces and the instructions that touch them: ld, st, cvta, isspacep (atom and red: atomics.py).
 
 Why fake addresses: a kernel does pointer arithmetic, so every array needs an address.
 Global array k lives in its own 2**40-byte window, at its middle, so that any pointer
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accesses import ATOMIC, READ, WRITE
+from ..accesses import READ, WRITE
 from .parser import Reg, Vec
 from .values import DTYPES
 
@@ -54,7 +54,11 @@ def unravel(flat, shape):
 
 def split(S, space, addr):
     """(window list, window number, signed offset) per thread for addresses in `space`."""
-    a = np.asarray(addr).astype(np.int64, copy=False) if np.ndim(addr) else np.int64(np.uint64(addr).astype(np.int64))
+    if np.ndim(addr):
+        a = np.asarray(addr)
+        a = a.view(np.int64) if a.dtype == U64 else a.astype(np.int64, copy=False)
+    else:
+        a = np.int64(np.uint64(addr).astype(np.int64))
     if space == "global":
         k = (a >> GSHIFT) - 1
         return S.prog.gwin, k, a - (((k + 1) << GSHIFT) + (1 << (GSHIFT - 1)))
@@ -65,9 +69,11 @@ def split(S, space, addr):
 
 def access(S, space, addr, T, kind, idx, loc, values=None):
     """Load (values None) or store `values` of type T at `addr` for threads idx; returns loads."""
-    m = S.width(idx)
-    tids = np.arange(S.n) if idx is None else idx
-    addr = np.broadcast_to(np.asarray(addr, U64), (m,))
+    tids = S.all if idx is None else idx
+    m = len(tids)
+    addr = np.asarray(addr, U64)
+    if addr.shape != (m,):
+        addr = np.broadcast_to(addr, (m,))
     if space == "generic":
         tag = (addr >> np.uint64(GSHIFT)).astype(np.int64)
         out = np.zeros(m, T) if values is None else None
@@ -75,6 +81,10 @@ def access(S, space, addr, T, kind, idx, loc, values=None):
             sel = (tag < 0x7000) if sp == "global" else (tag == TAG[sp])
             if sp == "global":
                 sel &= tag >= 0  # tag 0 (null and small pointers) falls into global: out of bounds
+            if sel.all():  # every thread in one space: no copies
+                return _access(
+                    S, sp, addr if sp == "global" else addr & np.uint64((1 << GSHIFT) - 1), T, kind, tids, loc, values
+                )
             if sel.any():
                 sub = np.flatnonzero(sel)
                 a = addr[sub] if sp == "global" else addr[sub] & np.uint64((1 << GSHIFT) - 1)
@@ -89,36 +99,80 @@ def _take(v, sub):
     return v[sub] if np.ndim(v) else v
 
 
+def _windows(S, space):
+    return (
+        S.prog.gwin
+        if space == "global"
+        else S.shared
+        if space == "shared"
+        else S.local
+        if space == "local"
+        else S.prog.cwin
+    )
+
+
 def _access(S, space, addr, T, kind, tids, loc, values):
+    if not len(tids):
+        return np.zeros(0, T) if values is None else None
+    a = addr.view(np.int64)
+    shift = GSHIFT if space == "global" else SSHIFT
+    lo, hi = int(a.min()), int(a.max())
+    if lo >> shift == hi >> shift:  # the usual case, every thread in one array: one subtraction, no np.unique
+        k0 = (lo >> shift) - 1
+        base = ((k0 + 1) << shift) + (1 << (shift - 1))
+        off = a - base
+        return _one_window(
+            S, space, _windows(S, space), k0, off, addr, T, kind, tids, loc, values, lo - base, hi - base
+        )
     wins, k, off = split(S, space, addr)
-    w = T.itemsize
     out = np.zeros(len(tids), T) if values is None else None
-    ks = np.unique(k)
-    for kk in ks:
-        sel = k == kk if len(ks) > 1 else slice(None)
-        o, t = off[sel], tids[sel]
-        win = wins[kk] if 0 <= kk < len(wins) else None
-        ok = np.zeros(len(t), bool) if win is None else (o >= 0) & (o + w <= win.nbytes)
-        if not ok.all():
-            S.out_of_bounds(win, space, o[~ok], addr[sel][~ok] if win is None else None, t[~ok], kind, loc)
-        if win is None or not ok.any():
-            continue
-        good, gt = o[ok], t[ok]
-        if win.aid is not None and space in ("global", "shared"):
-            S.record(win, good, w, gt, kind, loc)
-        data = win.data
-        if values is None:
-            vals = _gather(data, good, w, T, gt if win.per_thread else None)
-            if isinstance(sel, slice):
-                out[ok] = vals
-            else:
-                tmp = out[sel]
-                tmp[ok] = vals
-                out[sel] = tmp
-        else:
-            v = np.broadcast_to(np.asarray(values, T), (len(tids),))[sel][ok]
-            _scatter(data, good, w, v, gt if win.per_thread else None)
+    for kk in np.unique(k):
+        sel = np.flatnonzero(k == kk)
+        o = off[sel]
+        v = None if values is None else np.broadcast_to(np.asarray(values, T), (len(tids),))[sel]
+        got = _one_window(S, space, wins, int(kk), o, addr[sel], T, kind, tids[sel], loc, v, o.min(), o.max())
+        if out is not None:
+            out[sel] = got
     return out
+
+
+def _one_window(S, space, wins, kk, off, addr, T, kind, tids, loc, values, first, last):
+    """Threads whose addresses all point into window kk (or into none), at offsets first..last: bounds, log, data."""
+    w = T.itemsize
+    win = wins[kk] if 0 <= kk < len(wins) else None
+    if win is None:
+        S.out_of_bounds(None, space, off, addr, tids, kind, loc)
+        return np.zeros(len(tids), T) if values is None else None
+    allok = first >= 0 and last <= win.nbytes - w
+    if allok:
+        good, gt = off, tids
+    else:
+        ok = (off >= 0) & (off <= win.nbytes - w)
+        S.out_of_bounds(win, space, off[~ok], None, tids[~ok], kind, loc)
+        if not ok.any():
+            return np.zeros(len(tids), T) if values is None else None
+        good, gt = off[ok], tids[ok]
+    # element numbers once, for the log and the data, when the access is one aligned element
+    elems = good >> (w.bit_length() - 1) if w == 1 or not (good & (w - 1)).any() else None
+    if win.aid is not None and space in ("global", "shared"):
+        S.record(win, good, w, gt, kind, loc, elems if w == win.itemsize else None)
+    rows = gt if win.per_thread else None
+    typed = elems is not None and rows is None and win.data.size % w == 0
+    if values is None:
+        vals = win.data.view(T)[elems] if typed else _gather(win.data, good, w, T, rows)
+        if allok:
+            return vals
+        out = np.zeros(len(tids), T)
+        out[ok] = vals
+        return out
+    v = np.asarray(values, T)
+    if not allok:
+        v = np.broadcast_to(v, (len(tids),))[ok]
+    if typed:
+        win.data.view(T)[elems] = v
+    else:
+        _scatter(win.data, good, w, np.broadcast_to(v, (len(good),)), rows)
+    return None
 
 
 def _gather(buf, off, w, T, rows):
@@ -127,18 +181,19 @@ def _gather(buf, off, w, T, rows):
         return np.ascontiguousarray(buf[rows[:, None], ix]).reshape(-1).view(T)
     if w == 1:
         return buf[off].view(T)
-    if buf.size % w == 0 and not np.any(off % w):
-        return buf.view(T)[off // w]
+    if buf.size % w == 0 and not (off & (w - 1)).any():
+        return buf.view(T)[off >> (w.bit_length() - 1)]
     return np.ascontiguousarray(buf[off[:, None] + np.arange(w)]).reshape(-1).view(T)
 
 
 def _scatter(buf, off, w, v, rows):
-    b = np.ascontiguousarray(v).view(np.uint8).reshape(len(off), w)
     if rows is not None:
+        b = np.ascontiguousarray(v).view(np.uint8).reshape(len(off), w)
         buf[rows[:, None], off[:, None] + np.arange(w)] = b
-    elif buf.size % w == 0 and not np.any(off % w):
-        buf.view(v.dtype)[off // w] = v
+    elif buf.size % w == 0 and not (off & (w - 1)).any():
+        buf.view(v.dtype)[off >> (w.bit_length() - 1)] = v
     else:
+        b = np.ascontiguousarray(v).view(np.uint8).reshape(len(off), w)
         buf[off[:, None] + np.arange(w)] = b
 
 
@@ -222,77 +277,6 @@ def _param(ins, cx, T, mem, items, store):
             s(S, idx, _gather(buf, np.full(len(rows), off + i * w), w, T, rows))
 
     return ldp
-
-
-_ATOM = {
-    "add": lambda o, b, c: o + b,
-    "and": lambda o, b, c: o & b,
-    "or": lambda o, b, c: o | b,
-    "xor": lambda o, b, c: o ^ b,
-    "exch": lambda o, b, c: b,
-    "cas": lambda o, b, c: c if o == b else o,
-    "inc": lambda o, b, c: type(o)(0) if o >= b else o + type(o)(1),
-    "dec": lambda o, b, c: b if (o == 0 or o > b) else o - type(o)(1),
-}
-
-
-def _atom_minmax(is_min):
-    def f(o, b, c):
-        if isinstance(o, np.floating) and (np.isnan(o) or np.isnan(b)):
-            return b if np.isnan(o) else o
-        return min(o, b) if is_min else max(o, b)
-
-    return f
-
-
-_ATOM["min"], _ATOM["max"] = _atom_minmax(True), _atom_minmax(False)
-
-
-def decode_atom(ins, cx):
-    """atom/red: one thread after another in thread order, so the old values are reproducible."""
-    T = cx.typ(ins)
-    space = _space(ins)
-    opname = next((p for p in ins.parts[1:] if p in _ATOM), None)
-    if (
-        opname is None
-        or T.kind not in "iuf"
-        or T.itemsize < 4
-        or (T.kind == "f" and opname not in ("add", "exch", "min", "max"))
-    ):
-        raise cx.refuse(ins)
-    red = ins.parts[0] == "red"
-    ops = ins.operands
-    d = None if red else cx.dst(ops[0], T)
-    addr = cx.addr(ops[0] if red else ops[1])
-    rest = ops[1:] if red else ops[2:]
-    b = cx.src(rest[0], T)
-    c = cx.src(rest[1], T) if len(rest) > 1 else (lambda S, idx: T.type(0))
-    f = _ATOM[opname]
-    loc = cx.prog.loc_id(cx.fn, ins)
-
-    def run(S, idx):
-        m = S.width(idx)
-        a = np.broadcast_to(np.asarray(addr(S, idx), U64), (m,))
-        bv = np.broadcast_to(np.asarray(b(S, idx), T), (m,))
-        cv = np.broadcast_to(np.asarray(c(S, idx), T), (m,))
-        tids = np.arange(S.n) if idx is None else idx
-        old = np.zeros(m, T)
-        with np.errstate(all="ignore"):
-            for i in range(m):
-                one = tids[i : i + 1]
-                got = access(S, space, a[i : i + 1], T, ATOMIC, one, loc)
-                o = got[0]
-                new = f(o, bv[i], cv[i])
-                S.quiet = True  # the element was recorded once, as one atomic access
-                try:
-                    access(S, space, a[i : i + 1], T, ATOMIC, one, loc, np.asarray([new], T))
-                finally:
-                    S.quiet = False
-                old[i] = o
-        if d is not None:
-            d(S, idx, old)
-
-    return run
 
 
 def decode_cvta(ins, cx):

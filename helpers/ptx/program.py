@@ -11,17 +11,21 @@ import re
 
 import numpy as np
 
-from ..accesses import ArrayInfo, unlinear
+from ..accesses import ArrayInfo
 from ..errors import KernelError, LearnerError, UnsupportedByTracer
+from . import atomics, warp
 from . import machine as M
 from . import memory as mem
-from . import warp
 from .alu import OPS
 from .decode import Cx, Unsupported, refuse
 from .moves import comparison  # noqa: F401  (registers mov/cvt/setp in OPS)
 from .parser import Imm
 from .records import Location, SourceRef, _param_names, _shared_decl, demangle
 from .values import DTYPES
+
+
+class BlockOrderMatters(Exception):
+    """Running blocks together would not give the block-by-block records here (grid.py catches it)."""
 
 
 class Program:
@@ -38,6 +42,8 @@ class Program:
         self.steps = 0
         self.bar_count, self.bar_hooks, self.calls = {}, {}, {}
         self.shared_bytes = shared_bytes
+        # what keeps blocks from running together (grid.py); `together` while they do
+        self.has_barrier = self.reads_clock = self.together = False
         self.kfn = module.functions[kernel]
         self._layout(args, scalars)
         self._decode()
@@ -195,6 +201,8 @@ class Program:
     def array_for(self, win):
         """Array id of a window for an out-of-bounds record (local/const get one when first needed)."""
         if win.aid is None:
+            if self.together:  # block by block, each block's local window gets its own id: let grid.py rerun
+                raise BlockOrderMatters("a stray access to local or constant memory")
             win.aid = len(self.arrays)
             self.arrays.append(
                 ArrayInfo(
@@ -235,31 +243,37 @@ class Program:
     def line_at(self, p):
         return self.locations[self.line_of[p]].line
 
-    def special_values(self, b):
+    def special_values(self, b, nblk=1):
+        """Special registers of blocks b .. b + nblk - 1, one value per thread (only those the kernel reads)."""
         n, bd, gd = self.tpb, self.blockdim, self.griddim
-        t = np.arange(n)
-        ctaid = unlinear(b, gd)
+        t = np.tile(np.arange(n), nblk)
+        m = len(t)
+        blk = np.repeat(np.arange(b, b + nblk), n)
+        lane = t % 32
         vals = {
-            "%tid.x": t % bd[0],
-            "%tid.y": t // bd[0] % bd[1],
-            "%tid.z": t // (bd[0] * bd[1]),
-            "%laneid": t % 32,
-            "%warpid": t // 32,
-            "%nwarpid": np.full(n, (n + 31) // 32),
-            "%lanemask_eq": 1 << (t % 32),
-            "%lanemask_lt": (1 << (t % 32)) - 1,
-            "%lanemask_le": (2 << (t % 32)) - 1,
-            "%dynamic_smem_size": np.full(n, self.shared_bytes),
+            "%tid.x": lambda: t % bd[0],
+            "%tid.y": lambda: t // bd[0] % bd[1],
+            "%tid.z": lambda: t // (bd[0] * bd[1]),
+            "%ctaid.x": lambda: blk % gd[0],
+            "%ctaid.y": lambda: blk // gd[0] % gd[1],
+            "%ctaid.z": lambda: blk // (gd[0] * gd[1]),
+            "%laneid": lambda: lane,
+            "%warpid": lambda: t // 32,
+            "%nwarpid": lambda: np.full(m, (n + 31) // 32),
+            "%lanemask_eq": lambda: 1 << lane,
+            "%lanemask_lt": lambda: (1 << lane) - 1,
+            "%lanemask_le": lambda: (2 << lane) - 1,
+            "%lanemask_gt": lambda: 0xFFFFFFFF & ~((2 << lane) - 1),
+            "%lanemask_ge": lambda: 0xFFFFFFFF & ~((1 << lane) - 1),
+            "%dynamic_smem_size": lambda: np.full(m, self.shared_bytes),
         }
-        vals["%lanemask_gt"] = 0xFFFFFFFF & ~vals["%lanemask_le"]
-        vals["%lanemask_ge"] = 0xFFFFFFFF & ~vals["%lanemask_lt"]
         for i, a in enumerate("xyz"):
-            vals[f"%ntid.{a}"] = np.full(n, bd[i])
-            vals[f"%nctaid.{a}"] = np.full(n, gd[i])
-            vals[f"%ctaid.{a}"] = np.full(n, ctaid[i])
+            vals[f"%ntid.{a}"] = lambda i=i: np.full(m, bd[i])
+            vals[f"%nctaid.{a}"] = lambda i=i: np.full(m, gd[i])
         out = {}
         for name, (slot, dt) in ((k, v) for k, v in self.slot_of.items() if isinstance(k, str)):
-            out[slot] = np.asarray(vals.get(name, np.zeros(n)), np.int64).astype(dt)
+            got = vals.get(name)
+            out[slot] = np.asarray(got() if got else np.zeros(m), np.int64).astype(dt)
         return out
 
     # -- decoding ----------------------------------------------------------------------------
@@ -321,6 +335,7 @@ class Program:
         return (dec(ins, cx), guard, False)
 
     def _bar(self, ins, cx, p, guard):
+        self.has_barrier = True
         if "arrive" in ins.parts:
             return (lambda S, idx: None, guard, False)
         if "cluster" in ins.parts:
@@ -402,8 +417,8 @@ DECODERS.update(
         "ld": mem.decode_ld_st,
         "ldu": mem.decode_ld_st,
         "st": mem.decode_ld_st,
-        "atom": mem.decode_atom,
-        "red": mem.decode_atom,
+        "atom": atomics.decode_atom,
+        "red": atomics.decode_atom,
         "cvta": mem.decode_cvta,
         "isspacep": mem.decode_isspacep,
         "shfl": warp.decode_shfl,

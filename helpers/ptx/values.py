@@ -68,13 +68,15 @@ def immediate(imm, dt):
 # ----------------------------------------------------------------------------- float rounding
 def round_odd(s, e):
     """Make an inexact float64 sum `s` (exact error `e`) round-to-odd, so that a second rounding
-    to float32 in any mode is correct: 53 bits >= 24 + 2 (Boldo & Melquiond)."""
-    bits = s.view(np.uint64)
-    fix = (e != 0) & ((bits & 1) == 0) & np.isfinite(s)
-    if np.any(fix):
-        s = s.copy()
-        s[fix] = np.nextafter(s[fix], np.where(e[fix] > 0, np.inf, -np.inf))
-    return s
+    to float32 in any mode is correct: 53 bits >= 24 + 2 (Boldo & Melquiond). An even `s` with an
+    error moves one step toward the exact value: its bit pattern + 1 away from zero, - 1 toward it
+    (two_sum leaves e = 0 where s is not finite, and s = 0 only when the sum is exact)."""
+    bits = s.view(np.int64)
+    fix = (e != 0) & ((bits & 1) == 0)
+    if not fix.any():
+        return s
+    step = np.where(np.signbit(s) == np.signbit(e), 1, -1)
+    return (bits + np.where(fix, step, 0)).view(np.float64)
 
 
 def two_sum(a, b):

@@ -21,15 +21,32 @@ U32, PRED = DTYPES["u32"], DTYPES["pred"]
 
 
 def _lanes(S, idx):
+    """Threads, their lanes and the thread number of their warp's lane 0 (warps never cross blocks)."""
     t = S.tids(idx)
-    return t, t % 32, t - t % 32
+    if S.nblk == 1:
+        return t, t % 32, t - t % 32
+    return t, S.warps.lane[t], S.warps.first[t]
+
+
+def _warp_ids(S, t):
+    """A number per warp of the running block(s), and how many there are."""
+    if S.nblk == 1:
+        return t // 32, (S.n + 31) // 32
+    return S.warps.wid[t], S.warps.count
+
+
+def _first_per_block(S, t, sel, k):
+    """The first k of `sel` in each block: what one block alone would look at."""
+    if S.nblk == 1:
+        return sel[:k]
+    blk = t[sel] // S.tpb
+    return sel[np.arange(len(sel)) - np.searchsorted(blk, blk) < k]
 
 
 def check(S, idx, mask, loc, what):
     """Record lanes that break the mask rules; returns the bitmask of arrived lanes per thread."""
     t, lane, base = _lanes(S, idx)
-    warp = t // 32
-    nw = (S.n + 31) // 32
+    warp, nw = _warp_ids(S, t)
     present = np.zeros(nw, np.uint64)
     np.bitwise_or.at(present, warp, np.uint64(1) << lane.astype(np.uint64))
     arrived = present[warp].astype(np.uint32)
@@ -39,8 +56,10 @@ def check(S, idx, mask, loc, what):
     bad = (own == 0) | (missing != 0)
     if bad.any():
         prog = S.prog
-        for i in np.flatnonzero(bad)[:32]:
-            key = (S.b, int(warp[i]), loc, S.clock)
+        for i in _first_per_block(S, t, np.flatnonzero(bad), 32):
+            block, local = S.block_of(int(t[i])), int(t[i]) % S.tpb
+            first = local - int(lane[i])  # lane 0 within the block
+            key = (block, local // 32, loc, S.clock)
             if key in prog.misuse_seen or len(prog.warp_misuse) > 1000:
                 continue
             prog.misuse_seen.add(key)
@@ -48,15 +67,15 @@ def check(S, idx, mask, loc, what):
             gone = [int(x) for x in range(32) if missing[i] >> x & 1]
             prog.warp_misuse.append(
                 {
-                    "block": S.b,
-                    "warp": int(warp[i]),
+                    "block": block,
+                    "warp": local // 32,
                     "lane": int(lane[i]),
                     "mask": int(mask[i]),
                     "line": where.line,
                     "code": where.code,
                     "what": what,
                     "missing": gone,
-                    "exited": [x for x in gone if base[i] + x >= S.n or S.state[base[i] + x] == 2],
+                    "exited": [x for x in gone if first + x >= S.tpb or S.state[base[i] + x] == 2],
                     "why": (
                         "its own lane is not in the mask"
                         if own[i] == 0
@@ -101,7 +120,8 @@ def decode_shfl(ins, cx):
             ok = j <= maxl
         j = np.where(ok, j, lane)
         src = base + j
-        src = np.where(src < S.n, src, t)
+        first = base if S.nblk == 1 else S.warps.first_local[t]  # lane 0's number within the block
+        src = np.where(first + j < S.tpb, src, t)
         mine = np.broadcast_to(np.asarray(a(S, idx)), t.shape)
         if slot is not None and cx.prog.slot_types[slot] == T:
             allv = S.R[slot].copy()
@@ -128,8 +148,8 @@ def decode_vote(ins, cx):
         t, lane, _ = _lanes(S, idx)
         part = check(S, idx, mk(S, idx), loc, "vote.sync")
         v = np.broadcast_to(np.asarray(a(S, idx)), t.shape)
-        warp = t // 32
-        bal = np.zeros((S.n + 31) // 32, np.uint64)
+        warp, nw = _warp_ids(S, t)
+        bal = np.zeros(nw, np.uint64)
         np.bitwise_or.at(bal, warp[v], np.uint64(1) << lane[v].astype(np.uint64))
         ballot = bal[warp].astype(np.uint32) & part
         if mode == "ballot":
@@ -160,8 +180,9 @@ def decode_match(ins, cx):
         v = np.broadcast_to(np.asarray(a(S, idx)), t.shape)
         out = np.zeros(len(t), np.uint32)
         allsame = np.zeros(len(t), bool)
-        for w in np.unique(t // 32):
-            sel = np.flatnonzero(t // 32 == w)
+        warp = _warp_ids(S, t)[0]
+        for w in np.unique(warp):
+            sel = np.flatnonzero(warp == w)
             same = v[sel][:, None] == v[sel][None, :]
             bits = np.uint64(1) << lane[sel].astype(np.uint64)
             m = (same * bits[None, :]).sum(1).astype(np.uint32) & part[sel]
@@ -199,8 +220,9 @@ def decode_redux(ins, cx):
         part = check(S, idx, mk(S, idx), loc, "redux.sync")
         v = np.broadcast_to(np.asarray(a(S, idx)), t.shape)
         out = np.zeros(len(t), T)
-        for w in np.unique(t // 32):
-            sel = np.flatnonzero(t // 32 == w)
+        warp = _warp_ids(S, t)[0]
+        for w in np.unique(warp):
+            sel = np.flatnonzero(warp == w)
             inm = ((part[sel] >> lane[sel].astype(np.uint32)) & 1).astype(bool)
             out[sel] = f.reduce(v[sel][inm]) if inm.any() else 0
         d(S, idx, out)
@@ -213,14 +235,16 @@ def decode_activemask(ins, cx):
 
     def run(S, idx):
         t, lane, _ = _lanes(S, idx)
-        present = np.zeros((S.n + 31) // 32, np.uint64)
-        np.bitwise_or.at(present, t // 32, np.uint64(1) << lane.astype(np.uint64))
-        d(S, idx, present[t // 32].astype(np.uint32))
+        warp, nw = _warp_ids(S, t)
+        present = np.zeros(nw, np.uint64)
+        np.bitwise_or.at(present, warp, np.uint64(1) << lane.astype(np.uint64))
+        d(S, idx, present[warp].astype(np.uint32))
 
     return run
 
 
 def decode_warp_bar(ins, cx):
+    cx.prog.has_barrier = True  # it flushes the log of its block: blocks run one at a time (grid.py)
     mk = cx.src(ins.operands[0], U32)
     loc = cx.prog.loc_id(cx.fn, ins)
 
