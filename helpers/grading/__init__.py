@@ -29,5 +29,10 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
 - ``devices``      which GPU each worker uses, and what each child saw
 - ``records``      what the child reported, turned into the record of one submission
 - ``report``       grades.csv, grades.json, one feedback page per student, the terminal summary
+- ``class_stats``  the class report's numbers (from the rows grades.csv holds); ``causes`` groups
+                   failure messages into families and takes students' names out of examples
+- ``class_report`` report.html: the class on one self-contained page (inline SVG, no server)
+- ``lms``          canvas.csv and moodle.csv, gradebooks the LMSs import; ``roster`` says who is who
+- ``progress``     the progress bar on a terminal, one line per submission in a log
 - ``cli``          argument parsing, seeds, parallel workers (one per GPU), --resume
 """

@@ -33,6 +33,9 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+
 _RANGE = re.compile(r"#\s*[–-]\s*#")
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
+# Added to every student's name by an LMS's download: Moodle's "Alice Smith_5512_assignsubmission_file_",
+# Canvas's "smithalice_LATE_12345_67890". They name nobody.
+LMS_WORDS = frozenset({"assignsubmission", "file", "onlinetext", "late"})
 _EXCEPTIONS = ("Error", "Exception", "Exit", "Interrupt", "Warning")
 
 
@@ -71,23 +74,46 @@ def family(message: str, status: str) -> Family:
     return Family(key, shaped if len(shaped) <= MAX_KEY else shaped[: MAX_KEY - 1] + "…")
 
 
+def tokens(texts) -> set[str]:
+    """The lower-case words of some texts (``Alice_Smith`` is one word; ``split("_")`` its pieces)."""
+    return {t.lower() for text in texts for t in _WORD.findall(str(text or ""))}
+
+
+def vocabulary(rows) -> frozenset:
+    """Words used in the messages of students whose own id and name do not contain them: the
+    grader's words, not anyone's name. ``rows``: (student id, name, message) triples."""
+    seen: set = set()
+    for student, name, message in rows:
+        own = tokens((student, name))
+        own |= {p for t in own for p in t.split("_")}
+        mine = tokens((message,))
+        mine |= {p for t in mine for p in t.split("_")}
+        seen |= mine - own
+    return frozenset(seen)
+
+
 class Redactor:
     """Replaces every student's id and name, and the words and long numbers in them, by
     ``<student>``; paths by ``<path>``. Built once per class from (id, name as handed in) pairs;
-    one pass over a message's words, so it stays fast on every message of a large class."""
+    one pass over a message's words, so it stays fast on every message of a large class.
+
+    ``vocabulary``: words that are not a name here, though part of one ("out" of a folder named
+    ``out_of_bounds``, "index" of ``Index``): the words of other students' messages (``vocabulary``
+    below), and the words LMS downloads add to every name (``LMS_WORDS``). They stay, so a name that
+    is also a word neither garbles examples nor splits families."""
 
     WORD = 3  # a piece of a name ("Smith" in "Alice_Smith") this long or longer is taken out anywhere
     DIGITS = 5  # a number (a student number) this long or longer too; shorter numbers are the grader's
 
-    def __init__(self, people):
+    def __init__(self, people, vocabulary=frozenset()):
         self.whole, self.pieces = set(), set()
         for person in people:
-            for text in person:
-                for token in _WORD.findall(str(text or "")):
-                    t = token.lower()
-                    if self._keep(t, 2):
-                        self.whole.add(t)
-                    self.pieces.update(p for p in t.split("_") if self._keep(p, self.WORD))
+            for token in tokens(person):
+                if self._keep(token, 2):
+                    self.whole.add(token)
+                self.pieces.update(p for p in token.split("_") if self._keep(p, self.WORD))
+        self.whole -= vocabulary | LMS_WORDS
+        self.pieces -= vocabulary | LMS_WORDS
 
     def _keep(self, t: str, shortest: int) -> bool:
         return len(t) >= (self.DIGITS if t.isdigit() else shortest)

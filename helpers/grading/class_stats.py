@@ -9,7 +9,7 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .causes import MAX_EXAMPLE, Redactor, family
+from .causes import MAX_EXAMPLE, Redactor, family, vocabulary
 from .devices import label as gpu_label
 from .devices import problems as gpu_problems
 from .report import scored
@@ -201,7 +201,9 @@ def _band(percent: float) -> int:
 def class_stats(records: list, max_points: dict, manifest: dict, notes=()) -> ClassStats:
     """Everything the class report shows, from the records (and points) that grades.csv comes from."""
     rows = scored(records, max_points)
-    redact = Redactor((r["student"], r.get("name", "")) for r in records)
+    names = {r["student"]: r.get("name") or r["student"] for r in records}
+    words = vocabulary((r["student"], names[r["student"]], r["message"]) for r in rows if r["status"] in CAUSE_STATUSES)
+    redact = Redactor(names.items(), words)
     order: dict = {}  # exercise -> notebook, in course order (records keep the notebook's order)
     for rec in sorted(records, key=lambda r: r["notebook"]):
         for e in rec["exercises"]:
@@ -231,7 +233,6 @@ def class_stats(records: list, max_points: dict, manifest: dict, notes=()) -> Cl
     per_student: dict = defaultdict(list)
     for r in rows:
         per_student[r["student"]].append(r)
-    names = {r["student"]: r.get("name") or r["student"] for r in records}
     students = []
     for student in sorted(per_student):
         mine = per_student[student]

@@ -26,12 +26,15 @@ import zipfile
 from pathlib import Path
 
 from .._files import atomic_write
-from . import process, report, sandbox
+from . import class_report, lms, process, report, sandbox
 from .course import load_course
 from .devices import visible_devices
 from .execute import Settings, grade_submission
 from .process import ROOT
+from .progress import MODES as PROGRESS_MODES
+from .progress import Progress
 from .records import copy_pictures
+from .roster import RosterError, read_roster
 from .submissions import MAX_UPLOAD_BYTES, discover, unpack
 
 RECORD_VERSION = 1
@@ -107,6 +110,21 @@ def parse_args(argv=None):
         "--no-sandbox",
         action="store_true",
         help="run submissions without namespaces even where they are available (docs/grading.md says what is lost)",
+    )
+    p.add_argument(
+        "--lms-columns",
+        choices=lms.PER,
+        default="notebook",
+        help="canvas.csv and moodle.csv: one grade column per notebook (default) or per exercise",
+    )
+    p.add_argument(
+        "--roster", type=Path, help="CSV naming each student's LMS identity (docs/grading.md; a Canvas export works)"
+    )
+    p.add_argument(
+        "--progress",
+        choices=PROGRESS_MODES,
+        default="auto",
+        help="a bar (on a terminal, the default), one line per submission (in a log), or nothing",
     )
     return p.parse_args(argv)
 
@@ -212,6 +230,10 @@ def run(args) -> int:
         raise GraderError(f"--max-upload-mb {args.max_upload_mb:g}: must be more than 0")
     if not args.submissions.exists():
         raise GraderError(f"{args.submissions} does not exist")
+    try:
+        roster = read_roster(args.roster) if args.roster else None
+    except RosterError as e:
+        raise GraderError(str(e)) from None
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
     manifest = _manifest(out, args)
@@ -264,7 +286,7 @@ def run(args) -> int:
                 records[sub.key] = old
             else:
                 todo.append((sub, nb, fp))
-        failed = _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, devices)
+        failed = _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, devices, args.progress)
     finally:
         if not args.keep_scratch:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -275,6 +297,8 @@ def run(args) -> int:
     report.write_feedback(out, ordered, max_points)
     problems = sorted({r["grader_problem"] for r in ordered if r.get("grader_problem")})
     warnings += [f"course problem: {p}" for p in problems]
+    warnings += lms.write(out, ordered, max_points, args.lms_columns, roster).notes
+    class_report.write(out, ordered, max_points, {k: v for k, v in manifest.items() if k != "salt"}, warnings)
     print(report.summary(ordered, max_points, out, time.monotonic() - started, warnings, box))
     return 1 if failed or problems else 0
 
@@ -286,11 +310,11 @@ def _load(path: Path):
         return None
 
 
-def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, devices) -> int:
+def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, devices, show="auto") -> int:
     """Grade ``todo`` on ``jobs`` workers; each finished submission is written at once."""
     if not todo:
         return 0
-    progress = report.Progress(len(todo), sys.stderr)
+    progress = Progress(len(todo), sys.stderr, show, gpus=devices[:jobs])
     gpus = queue.Queue()
     for d in devices[:jobs] or [None] * jobs:  # GPU mode: one token per GPU used; CPU mode: one per worker
         gpus.put(d)
@@ -298,6 +322,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
 
     def work(i, sub, nb, fp):
         gpu = gpus.get()
+        progress.start(sub.key, gpu)
         try:
             where = scratch / "runs" / f"{i:05d}"
             started = time.time()
@@ -329,7 +354,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
             ordered = sorted(records.values(), key=lambda r: (r["student"], r["notebook"]))
             report.write_tables(out, ordered, max_points, {k: v for k, v in manifest.items() if k != "seeds"})
             report.write_feedback(out, ordered, max_points, student=sub.student)
-            progress.update(sub.key + (f" on GPU {rec['gpu']}" if rec.get("gpu") is not None else ""), rec["outcome"])
+            progress.update(sub.key, rec["outcome"], gpu=rec.get("gpu"))
     except KeyboardInterrupt:
         # Ctrl-C: start nothing new, kill the running children, keep every record already written.
         process.stop_all()

@@ -1,6 +1,7 @@
 """What the grader writes: grades.csv, grades.json, totals.csv, one feedback page per student, and
-the terminal summary. Everything is rebuilt from the per-submission records in OUT/records/, so
-it can be rewritten after every submission (nothing is lost if the run stops) and by --resume.
+the terminal summary (the class report and the LMS files are ``class_report`` and ``lms``).
+Everything is rebuilt from the per-submission records in OUT/records/, so it can be rewritten
+after every submission (nothing is lost if the run stops) and by --resume.
 Points are applied here, from the exercise's ``points`` (or a --points override): a record holds
 statuses only, and the grader gives full points for "passed" and none otherwise.
 """
@@ -219,33 +220,9 @@ def summary(records: list, max_points: dict, out: Path, seconds: float, warnings
     lines += gpu_lines(records)
     for w in warnings:
         lines.append(f"WARNING: {w}")
-    lines += ["", f"grades.csv, totals.csv, grades.json and feedback/<student>/feedback.md are in {out}"]
+    lines += [
+        "",
+        f"report.html (open it in a browser), grades.csv, totals.csv, grades.json, canvas.csv, moodle.csv and "
+        f"feedback/<student>/feedback.md are in {out}",
+    ]
     return "\n".join(lines)
-
-
-class Progress:
-    """A one-line progress bar on a terminal; one line per submission otherwise (logs, CI)."""
-
-    def __init__(self, total: int, stream, tty: bool | None = None):
-        self.total, self.done, self.stream = total, 0, stream
-        self.tty = stream.isatty() if tty is None else tty
-        import time
-
-        self.started = time.monotonic()
-        self._time = time.monotonic
-
-    def update(self, label: str, outcome: str) -> None:
-        self.done += 1
-        elapsed = self._time() - self.started
-        left = elapsed / self.done * (self.total - self.done)
-        if self.tty:
-            filled = int(30 * self.done / max(self.total, 1))
-            self.stream.write(
-                f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
-                f"{elapsed:5.0f} s, ~{left:4.0f} s left  {label[:40]:40}"
-            )
-            if self.done == self.total:
-                self.stream.write("\n")
-        else:
-            self.stream.write(f"[{self.done}/{self.total}] {label}: {outcome} ({elapsed:.0f} s)\n")
-        self.stream.flush()

@@ -1,7 +1,7 @@
 """Failure messages grouped into families, and examples with no student in them
 (helpers/grading/causes.py): the class report counts mistakes, not messages."""
 
-from helpers.grading.causes import MAX_EXAMPLE, Redactor, family, shape
+from helpers.grading.causes import MAX_EXAMPLE, Redactor, family, shape, vocabulary
 
 
 def test_a_tracer_verdict_is_its_family_whatever_the_thread_and_line():
@@ -65,3 +65,25 @@ def test_an_example_is_cut_to_its_limit():
     got = Redactor([])("x" * (MAX_EXAMPLE + 50))
     assert len(got) == MAX_EXAMPLE and got.endswith("…")
     assert len(Redactor([])("y" * (MAX_EXAMPLE + 50), limit=None)) == MAX_EXAMPLE + 50
+
+
+def test_words_of_other_students_messages_are_not_names():
+    rows = [
+        ("out_of_bounds", "out_of_bounds", "elements 3-9 of out were never written (3 of 9 inputs wrong)"),
+        ("wrong_index", "wrong_index", "elements 3-9 of out were never written (3 of 9 inputs wrong)"),
+        ("bob", "bob", "elements 3-9 of out were never written (3 of 9 inputs wrong)"),
+    ]
+    words = vocabulary(rows)
+    assert {"out", "wrong", "elements"} <= words and "bob" not in words
+    redact = Redactor([(s, n) for s, n, _ in rows], words)
+    assert redact(rows[0][2]) == rows[0][2]  # "out" and "wrong" are the grader's words here
+    assert redact("bob's out_of_bounds") == "<student>'s <student>"  # whole ids always go
+
+
+def test_the_words_an_lms_download_adds_name_nobody():
+    people = [
+        (f"{n}_55{i:02d}_assignsubmission_file_", f"{n}_55{i:02d}_assignsubmission_file_")
+        for i, n in enumerate(["Alice Smith", "Bob Berg", "Chen Liang", "Dana Novak", "Emeka Okafor"])
+    ]
+    redact = Redactor(people)
+    assert redact("the notebook file of Alice Smith") == "the notebook file of <student> <student>"

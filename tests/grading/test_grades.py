@@ -6,6 +6,8 @@ every expected grade and every hostile case asserted. Small sizes, -j2.
 import csv
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -111,6 +113,59 @@ def test_summary_lists_what_needs_a_human(batch):
     assert "[30/30]" in batch["run"].stderr  # progress, one line per submission when not on a terminal
 
 
+def test_report_and_lms_files_are_written_beside_the_csvs(batch):
+    out = batch["out"]
+    grades = list(csv.DictReader((out / "grades.csv").open()))
+    students = [r["student"] for r in csv.DictReader((out / "totals.csv").open())]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    shown = dict(
+        (ex, (int(p), int(n)))
+        for ex, p, n in re.findall(r'<tr data-exercise="([^"]+)">.*?class="n ratio"[^>]*>(\d+) / (\d+)<', page)
+    )
+    assert shown == {
+        ex: (sum(r["status"] == "passed" for r in grades if r["exercise"] == ex), len(students)) for ex in fx.EXERCISES
+    }
+    assert len(re.findall(r'<tr data-student="', page)) == len(students) == len(CASES) + 1
+    canvas = list(csv.reader((out / "canvas.csv").open(newline="")))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", fx.STEM]
+    assert [r[0] for r in canvas[2:]] == students and canvas[1][5] == "4"
+    moodle = list(csv.reader((out / "moodle.csv").open(newline="")))
+    assert moodle[0] == ["First name", "Last name", "ID number", "Email address", fx.STEM] and len(moodle) == 1 + len(
+        students
+    )
+    assert "report.html" in batch["run"].stdout
+
+
+def test_resume_rewrites_the_lms_files_per_exercise_with_a_roster(batch, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(batch["out"], out)
+    students = [r["student"] for r in csv.DictReader((out / "totals.csv").open())]
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "submission,Email address,ID\n" + "".join(f"{s},{s}@uni.example,{i}\n" for i, s in enumerate(students))
+    )
+    run = grade(
+        batch["tmp"] / "subs",
+        "--out",
+        out,
+        "--course",
+        batch["course"],
+        "--resume",
+        "--lms-columns",
+        "exercise",
+        "--roster",
+        roster,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "[1/" not in run.stderr  # nothing graded again: the files come from the records
+    canvas = list(csv.reader((out / "canvas.csv").open(newline="")))
+    assert canvas[0][5:] == list(fx.EXERCISES)
+    assert [r[1] for r in canvas[2:]] == [str(i) for i in range(len(students))]
+    moodle = list(csv.reader((out / "moodle.csv").open(newline="")))
+    assert [r[3] for r in moodle[1:]] == [f"{s}@uni.example" for s in students]
+    assert "LMS files" not in run.stdout  # everyone matched, everyone has ids
+
+
 def test_resume_regrades_nothing_and_keeps_the_grades(batch):
     before = (batch["out"] / "grades.csv").read_text()
     gone = batch["out"] / "records" / f"partial__{fx.STEM}.json"
@@ -180,6 +235,10 @@ def test_usage_errors_exit_2(tmp_path):
     (tmp_path / "empty").mkdir()
     assert grade(tmp_path / "empty", "--out", tmp_path / "o", "--course", course).returncode == 2
     assert grade(tmp_path / "nowhere", "--out", tmp_path / "o", "--course", course).returncode == 2
+    (tmp_path / "one").mkdir()
+    (tmp_path / "roster.csv").write_text("colour,size\nred,4\n")
+    bad = grade(tmp_path / "one", "--out", tmp_path / "o", "--course", course, "--roster", tmp_path / "roster.csv")
+    assert bad.returncode == 2 and "names none of the columns" in bad.stderr, bad.stderr
 
 
 # -- unit tests of the pipeline's small steps (no child processes)
