@@ -84,13 +84,6 @@ def make(arg: Arg, rng, n, grid):
     return np.full(shape, poison(dtype) if arg.role == "out" else arg.init, dtype=dtype)
 
 
-def default_sizes(rng, threads, unit, several=(2, 4)):
-    """Below one block; several blocks with a partial last one (twice, so inputs differ)."""
-    small = int(rng.integers(1, threads)) if threads > 1 else 1
-    big = [int(unit * rng.integers(*several) + rng.integers(1, max(threads, 2))) for _ in range(2)]
-    return [small, *big]
-
-
 def is_poison(values, dtype):
     """Elementwise: does ``values`` (an array of ``dtype``) still hold the poison, bit for bit?"""
     dtype = np.dtype(dtype)

@@ -17,10 +17,12 @@ from ..tracer import trace
 from .base import PLACEHOLDER, Exercise, fmt, source
 from .explain import SAVED, budget_problem, metrics_dict, numeric_problem, success_figure, verdict_message
 from .functions import check_arity
-from .inputs import default_sizes, make, poison
+from .inputs import make, poison
 from .launch import Failed, LaunchRule, NotAttempted, launch_for, per_element
+from .plan import check_plan
 from .remote import is_remote
 from .results import Graded
+from .technique import changed_input, spread_problem
 
 _flatnonzero, _asarray, _copy = SAVED.flatnonzero, SAVED.asarray, SAVED.array
 
@@ -246,19 +248,12 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
         rule = launch_for(ex, launch)
     except NotAttempted:
         return Graded("not_attempted", f"your launch function is not written yet: replace its `# {PLACEHOLDER}` line.")
-    grid0, block0 = rule(1000)
-    threads = int(np.prod(block0))
-    unit = threads * (ex.launch.blocks if ex.launch.kind == "fixed" else 1)
-    sizes = (
-        ex.sizes(rng, threads)
-        if ex.sizes
-        else default_sizes(rng, threads, unit, (1, 3) if ex.launch.kind == "fixed" else (2, 4))
-    )
+    plan = check_plan(ex, rule, rng)
+    sizes = [c.n for c in plan]
     out_pos = [p for p, a in enumerate(ex.args) if a.role in ("out", "acc")]
     gpu = env.on_gpu()
-    cases, metrics, verdict = [], {}, None
-    for ci, n in enumerate(sizes):
-        grid, block = rule(n)
+    cases, metrics, verdict, elements, clobbered = [], {}, None, 0, None
+    for ci, (n, grid, block) in enumerate(plan):
         call_args = [make(a, rng, n, grid) for a in ex.args]
         # The tracer is Python: ask the GPU compiler too. On a GPU the launch compiles, except when
         # the batch grader judges: the launch is then in the student's process, the compile its own.
@@ -277,6 +272,7 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
             bad = [v for v in t.verdicts if v.kind != "unwritten_output"]
             if n >= max(sizes[: ci + 1]):  # budgets and the green line use the largest traced launch
                 metrics = trace_metrics(t)
+                elements = max((v.size for v in traced_args if isinstance(v, np.ndarray)), default=0)
             if bad and verdict is None:
                 verdict = (bad[0], t, trace_metrics(t))  # the first verdict, its trace and that trace's metrics
                 if gpu and bad[0].kind == "out_of_bounds":  # do not let it scribble on (or crash) the GPU
@@ -298,6 +294,7 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
                     None,
                     metrics,
                 )
+        clobbered = clobbered or changed_input(ex, inputs, call_args)
         cases.append(
             {"n": n, "grid": grid, "block": block, "inputs": inputs, "exp": exp, "got": [call_args[p] for p in out_pos]}
         )
@@ -312,7 +309,8 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
         return Graded("failed", numeric.message, numeric.picture, metrics)
     if verdict is not None:
         return _verdict_failure(*verdict)
-    problem = budget_problem(ex.budgets, metrics, src)
+    # The exercise's own budgets come first: their advice names the technique the exercise teaches.
+    problem = clobbered or budget_problem(ex.budgets, metrics, src) or spread_problem(ex, metrics, elements)
     if problem:
         return Graded("failed", problem, None, metrics)
     ns = ", ".join(str(c["n"]) for c in cases)

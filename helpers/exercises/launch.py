@@ -24,25 +24,37 @@ class LaunchRule:
     example: Callable = None  # learner kind: a correct launch function, n -> (blocks, threads)
     block_sizes: tuple = ()  # learner kind: the threads per block allowed (empty: any legal one)
     warp_multiple: bool = True  # learner kind: threads per block must be a multiple of 32
+    # Other shapes the check launches, case by case (threads, or (blocks, threads) for a fixed grid),
+    # so that a kernel which hard-codes the first launch's numbers fails on the next.
+    more: tuple = ()
+    fixed_by: str = ""  # why the exercise itself fixes the block (a shared tile sized by a constant...)
 
     @property
     def example_source(self) -> str:
         return source(self.example).strip() if self.example else ""
 
-    def config(self, n):
+    @property
+    def shapes(self) -> int:
+        """How many launch shapes the check cycles through."""
+        return 1 + len(self.more)
+
+    def config(self, n, case=0):
         if self.kind == "fixed":
-            return (self.blocks,), (self.threads,)
-        return ((n + self.threads - 1) // self.threads,), (self.threads,)
+            blocks, threads = ((self.blocks, self.threads), *self.more)[case % self.shapes]
+            return (blocks,), (threads,)
+        threads = (self.threads, *self.more)[case % self.shapes]
+        return ((n + threads - 1) // threads,), (threads,)
 
 
-def per_element(threads=32) -> LaunchRule:
-    """One thread per element: blocks = ceil(n / threads)."""
-    return LaunchRule("per_element", threads)
+def per_element(threads=32, *more, fixed_by="") -> LaunchRule:
+    """One thread per element: blocks = ceil(n / threads); ``more`` block sizes are used by later cases."""
+    return LaunchRule("per_element", threads, more=tuple(more), fixed_by=fixed_by)
 
 
-def fixed(blocks, threads) -> LaunchRule:
-    """A small fixed grid whatever n is (grid-stride loops must cover the rest)."""
-    return LaunchRule("fixed", threads, blocks)
+def fixed(blocks, threads, more=(), fixed_by="") -> LaunchRule:
+    """A small fixed grid whatever n is (grid-stride loops must cover the rest); ``more`` holds other
+    (blocks, threads) grids the check launches in later cases."""
+    return LaunchRule("fixed", threads, blocks, more=tuple(more), fixed_by=fixed_by)
 
 
 def learner_launch(example, block_sizes=(), warp_multiple=True) -> LaunchRule:
@@ -66,27 +78,41 @@ class Grid2D(LaunchRule):
     block: tuple = (32, 8)  # threads per block, (x, y)
     shape: Callable = None  # n -> (rows, cols); default (n, n)
 
-    def config(self, n):
+    def config(self, n, case=0):
         rows, cols = self.shape(n) if self.shape else (n, n)
-        return ((cols + self.tile[0] - 1) // self.tile[0], (rows + self.tile[1] - 1) // self.tile[1]), self.block
+        block = ((self.block, *self.more)[case % self.shapes]) if self.more else self.block
+        # One thread per element: the tile is the block, whichever block this case uses.
+        tile = tuple(block) if self.more else self.tile
+        return ((cols + tile[0] - 1) // tile[0], (rows + tile[1] - 1) // tile[1]), tuple(block)
 
 
-def grid2d(block, tile=None, shape=None) -> Grid2D:
-    """A 2-D launch of ``block`` = (x, y) threads, one block per ``tile`` (default: one thread per element)."""
+def grid2d(block, tile=None, shape=None, more=(), fixed_by="") -> Grid2D:
+    """A 2-D launch of ``block`` = (x, y) threads, one block per ``tile`` (default: one thread per element);
+    ``more`` blocks (one thread per element only) are used by later cases."""
+    if more and tile is not None and tuple(tile) != tuple(block):
+        raise ValueError("other blocks (more=) need one thread per element: no tile")
     tile = tuple(tile or block)
-    return Grid2D("per_element", threads=block[0] * block[1], tile=tile, block=tuple(block), shape=shape)
+    return Grid2D(
+        "per_element",
+        threads=block[0] * block[1],
+        tile=tile,
+        block=tuple(block),
+        shape=shape,
+        more=tuple(tuple(b) for b in more),
+        fixed_by=fixed_by,
+    )
 
 
 @dataclass(frozen=True)
 class OneBlockPerRow(LaunchRule):
     """``n`` rows, one block of ``threads`` threads each (the block loops over its row)."""
 
-    def config(self, n):
-        return (n,), (self.threads,)
+    def config(self, n, case=0):
+        return (n,), ((self.threads, *self.more)[case % self.shapes],)
 
 
-def one_block_per_row(threads) -> OneBlockPerRow:
-    return OneBlockPerRow("per_element", threads)
+def one_block_per_row(threads, *more, fixed_by="") -> OneBlockPerRow:
+    return OneBlockPerRow("per_element", threads, more=tuple(more), fixed_by=fixed_by)
 
 
 def _dims(value, what):
@@ -138,7 +164,7 @@ def launch_for(ex, launch):
         raise NotAttempted()
     if callable(launch):
 
-        def rule(n):
+        def rule(n, case=0):  # the learner's launch: the same whatever the case
             try:
                 cfg = launch(n)
             except CourseError:  # the watchdog stopped a loop in it
@@ -161,7 +187,7 @@ def launch_for(ex, launch):
         return rule
     fixed_cfg = validate_launch(launch)
     judge_launch(ex.launch, launch, lambda n: fixed_cfg)
-    return lambda n: fixed_cfg
+    return lambda n, case=0: fixed_cfg
 
 
 JUDGE_SIZES = (1, 1000, 10**6, 10**9)  # n a learner's launch must fit, judged by arithmetic only

@@ -1,0 +1,136 @@
+"""Derive every mutant of every exercise's reference and grade it with the exercise's own check.
+
+For a kernel exercise the kernel is mutated with the kernel operators and, where the learner
+writes the launch, the launch function with the host operators; a function exercise's
+reference, a device pipeline, and a library call's factory get the host operators. Each mutant
+is graded with the check a learner's answer gets (same seed for all, so a literal copied from
+the check's first launch is the one the check uses). A mutant is killed when its status is
+``failed`` or ``error``: anything else is a green tick (or an unchecked one) for wrong code,
+unless ``equivalent`` says why that mutant is right.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from ..exercises import KernelExercise
+from ..exercises.launch import launch_for
+from ..exercises.plan import check_plan
+from . import host_ops, kernel_ops
+from .build import build, function_tree, globals_of, unresolved
+from .sites import Context, call_name, mutate
+
+SEED = 20261127  # one seed for the report: the literals of the check's first launch come from it
+KILLED = ("failed", "error")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    exercise: str  # "nb02.vector_add"
+    part: str  # "kernel", "launch", "function", "factory"
+    operator: str
+    site: str
+    source: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.exercise} | {self.part} | {self.operator} | {self.site}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    mutant: Mutant
+    status: str
+    message: str
+
+    @property
+    def killed(self) -> bool:
+        return self.status in KILLED
+
+
+def exercise_id(ex) -> str:
+    return f"{ex.notebook}.{ex.name}"
+
+
+def targets(ex) -> list:
+    """(part, reference function, operators, call) for each piece of the exercise a learner writes."""
+    factory = getattr(ex, "factory", None)
+    if isinstance(ex, KernelExercise):
+        out = [("kernel", ex.reference, kernel_ops.OPERATORS, False)]
+        if ex.launch.kind == "learner":
+            out.append(("launch", ex.launch.example, host_ops.OPERATORS, False))
+        return out
+    if factory is not None:
+        return [("factory", factory, host_ops.OPERATORS, True)]
+    reference = getattr(ex, "reference", None)
+    if callable(reference) and type(ex).__name__ in (
+        "FunctionExercise",
+        "ApproxFunctionExercise",
+        "DevicePipelineExercise",
+    ):
+        return [("function", reference, host_ops.OPERATORS, False)]
+    return []
+
+
+def context(ex, tree) -> Context:
+    declared = tuple(
+        t.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and call_name(node.value) in ("cuda.shared.array", "cuda.local.array")
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    )
+    if not isinstance(ex, KernelExercise):
+        return Context(arrays=declared)
+    params = [a.arg for a in tree.args.args]
+    roles = [a.role for a in ex.args]
+    rule = launch_for(ex, ex.launch.example if ex.launch.kind == "learner" else None)
+    size, grid, block = check_plan(ex, rule, np.random.default_rng(SEED))[0]
+    pad = lambda t: tuple(t) + (1,) * (3 - len(t))  # noqa: E731 - a one-line shape helper
+    return Context(
+        inputs=tuple(p for p, r in zip(params, roles) if r == "in"),
+        outputs=tuple(p for p, r in zip(params, roles) if r in ("out", "acc")),
+        block=pad(block),
+        grid=pad(grid),
+        size=int(size),
+        arrays=declared,
+    )
+
+
+def mutants(ex) -> Iterator[tuple[Mutant, ast.FunctionDef, object, bool]]:
+    """Every distinct, runnable mutant of the exercise: (Mutant, tree, namespace, call)."""
+    for part, fn, operators, call in targets(ex):
+        tree = function_tree(fn)
+        namespace = globals_of(fn)
+        ctx = context(ex, tree)
+        seen = {ast.unparse(tree)}
+        for op in operators:
+            for mutated, site in mutate(tree, op.match, op.variants, ctx):
+                text = ast.unparse(mutated)
+                if text in seen or unresolved(mutated, namespace):
+                    continue
+                seen.add(text)
+                yield Mutant(exercise_id(ex), part, op.name, site, text), mutated, namespace, call
+
+
+def grade(ex, mutant: Mutant, tree, namespace, call: bool) -> Outcome:
+    """The exercise's check on one mutant (built fresh), as a learner's answer is graded."""
+    try:
+        answer = build(tree, namespace, call)
+    except Exception as e:  # a mutant that does not even build is not a runnable answer: say so, it counts as killed
+        return Outcome(mutant, "error", f"did not build: {type(e).__name__}: {e}")
+    options = {}
+    if isinstance(ex, KernelExercise) and ex.launch.kind == "learner":
+        options = {"launch": answer if mutant.part == "launch" else ex.launch.example}
+        if mutant.part == "launch":
+            answer = ex.reference
+    result = ex.grade(answer, seed=SEED, **options)
+    return Outcome(mutant, result.status, result.message)
+
+
+def run_exercise(ex) -> list[Outcome]:
+    return [grade(ex, m, tree, ns, call) for m, tree, ns, call in mutants(ex)]
