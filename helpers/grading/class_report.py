@@ -22,6 +22,7 @@ from .class_stats import BANDS, STATUSES, ClassStats, ExerciseStats, class_stats
 FILE = "report.html"
 HARDEST = 5  # exercises named in the summary
 MAX_FLAG_TEXT = 300  # characters of one flag's reason shown
+OPEN_FLAGS = 30  # more flags than this: their table starts folded (its summary line says how many)
 
 COLOURS = {
     "passed": "#2da44e",
@@ -271,6 +272,11 @@ def _flags(stats: ClassStats) -> list[str]:
     if not shown:
         out.append('<p id="no-flags">Nothing flagged: every submission ran to the end, with no review flags.</p>')
     else:
+        subs = len({(f.student, f.notebook) for f in shown})
+        out.append(
+            f"<details{' open' if len(shown) <= OPEN_FLAGS else ''}><summary>{len(shown)} flag(s) on {subs} "
+            "submission(s): crashes, time-outs, damaged files, tampering, code to review</summary>"
+        )
         out.append(
             '<table id="flags" class="sortable"><thead><tr><th>student</th><th>notebook</th><th>why</th>'
             "<th>details</th></tr></thead><tbody>"
@@ -281,7 +287,7 @@ def _flags(stats: ClassStats) -> list[str]:
                 f'<tr><td><a href="{_e(_link(f.student))}">{_e(f.student)}</a></td><td>{_e(f.notebook)}</td>'
                 f"<td>{_e(f.kind.replace('_', ' '))}</td><td>{_e(what)}</td></tr>"
             )
-        out.append("</tbody></table>")
+        out.append("</tbody></table></details>")
     if missing:
         names = ", ".join(f"{f.student}/{f.notebook}" for f in missing)
         out.append(f"<details><summary>{len(missing)} notebook(s) not handed in</summary><p>{_e(names)}</p></details>")

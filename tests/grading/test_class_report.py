@@ -160,3 +160,10 @@ def test_the_legend_and_bar_name_each_status_with_its_count():
     widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="0" width="([\d.]+)"', bar)]
     assert widths == [165.0, 55.0]
     assert class_report.histogram((0, 2, 1)).count("<rect") == 3
+
+
+def test_a_long_list_of_flags_starts_folded(class30, tmp_path):
+    assert re.search(r"<details open><summary>\d+ flag\(s\) on \d+ submission", class30[3])
+    _, _, _, text = _write(tmp_path, 300)
+    many = re.search(r"<details><summary>(\d+) flag\(s\) on (\d+) submission", text)
+    assert many and int(many.group(1)) > class_report.OPEN_FLAGS
