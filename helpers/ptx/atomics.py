@@ -199,7 +199,10 @@ class Op:
         np.not_equal(es[1:], es[:-1], out=new[1:])
         starts = np.flatnonzero(new)
         init, b, c = init[order], b[order], c[order]
-        if len(starts) == len(es):  # one thread per element: one step
+        if self.name == "add" and self.T.kind == "f" and np.isnan(b).any():
+            # NaN + NaN keeps one operand's payload and sign, and which one NumPy's scalar and vector code keep differs
+            olds, finals = self.in_turn(init[starts], b, c, starts)
+        elif len(starts) == len(es):  # one thread per element: one step
             olds, finals = init, self.vector(init, b, c)
         elif self.name == "add" and self.T.kind in "iu":
             olds, finals = _running_sum(init, b, starts)
@@ -226,6 +229,14 @@ class Op:
                 seq = self.ufunc.accumulate(seq, dtype=self.T) if self.ufunc is not None else seq
                 olds[lo:hi], state[s] = seq[:-1], seq[-1]
                 continue
+            olds[lo:hi], state[s : s + 1] = self.in_turn(state[s : s + 1], b[lo:hi], c[lo:hi], np.zeros(1, int))
+        return olds, state
+
+    def in_turn(self, first, b, c, starts):
+        """Chains starting from values `first` with the scalar rule, one update after another (as one_by_one)."""
+        ends = np.append(starts[1:], len(b))
+        olds, state = np.empty(len(b), self.T), first.copy()
+        for s, (lo, hi) in enumerate(zip(starts, ends)):
             o = state[s]
             for i in range(lo, hi):
                 olds[i] = o
