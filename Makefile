@@ -18,6 +18,8 @@ PORT     ?= 8888
 LAB_ARGS ?=
 # What make test-gpu runs (narrow it to re-run one notebook on a GPU node).
 GPU_TESTS ?= notebooks solutions tests/gpu tests/problems/test_catalogue.py
+# More options for make grade (python -m helpers.grade --help), e.g. GRADE_ARGS="--roster roster.csv --lms-columns exercise".
+GRADE_ARGS ?=
 # Notebook workers sharing the GPU in make test-gpu (timings in notebooks are illustrations, never asserted).
 GPU_JOBS ?= 1
 
@@ -50,7 +52,7 @@ help:
 	@echo "make test-browser  JupyterLab in headless Chromium: notebooks, widgets, exercises (installs Chromium as root)"
 	@echo "make screenshots   retake the README pictures (docs/img) with the browser tests"
 	@echo "make bench      GPU benchmarks -> docs/benchmarks.md"
-	@echo "make grade SUBMISSIONS=dir-or-zip [OUT=grades]   grade students' notebooks (docs/grading.md)"
+	@echo "make grade SUBMISSIONS=dir-or-zip [OUT=grades] [GRADE_ARGS='--roster r.csv ...']   grade students' notebooks: report.html, grades.csv, canvas.csv, moodle.csv (docs/grading.md)"
 	@echo "make env        build (or reuse) .venv from the locked set CUDA_SET picks (make lab and make test do it first)"
 	@echo "make pycuda     build PyCUDA into the environment (needs a CUDA toolkit: nvcc, cuda.h, curand.h; notebook 09)"
 	@echo "make browser-deps  Playwright (locked) and Debian's Chromium for the browser tests (apt-get, as root)"
@@ -135,8 +137,8 @@ bench: $(ENV_DEP)
 	COURSE_MODE=gpu $(PY) bench/launch_cost.py --out docs/data/launch_cost.json --docs docs/benchmarks.md
 
 grade: $(ENV_DEP)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder-or-zip [OUT=grades]"; exit 2; }
-	$(PY) -m helpers.grade "$(SUBMISSIONS)" --out "$(or $(OUT),grades)"
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder-or-zip [OUT=grades] [GRADE_ARGS='...']"; exit 2; }
+	$(PY) -m helpers.grade "$(SUBMISSIONS)" --out "$(or $(OUT),grades)" $(GRADE_ARGS)
 
 clean:
 	rm -rf build .pytest_cache
