@@ -48,6 +48,7 @@ _fired = [False]
 _progress = [0.0]  # when the course last saw progress (a traced thread started or resumed)
 _look = [None]  # (progress stamp, frame, its numeric variables): the first look before a stop
 LOOK_AGAIN_S = 0.5  # the second look, and every alarm after the first stop (the itimer's interval)
+LOOKS = 3  # looks at most before a run seen in a new frame each time counts as moving on
 
 
 class _Armed:
@@ -151,6 +152,10 @@ def _advancing(before, after):
     return any(k not in after[1] or not _same(v, after[1][k]) for k, v in before[1].items())
 
 
+def _other_frame(before, after):
+    return before is not None and after is not None and before[0] is not after[0]
+
+
 def _same(a, b):
     try:
         return bool(a == b) or (a != a and b != b)  # nan stays nan
@@ -167,10 +172,16 @@ def _on_alarm(signum, frame):
         signal.setitimer(signal.ITIMER_REAL, allowed - seconds, LOOK_AGAIN_S)
         return
     if not _fired[0] and (_look[0] is None or _look[0][0] != _progress[0]):  # look once, stop at the next alarm
-        _look[0] = (_progress[0], _state(frame))
+        _look[0] = (_progress[0], _state(frame), 1)
         signal.setitimer(signal.ITIMER_REAL, LOOK_AGAIN_S, LOOK_AGAIN_S)
         return
-    advancing = not _fired[0] and _advancing(_look[0][1], _state(frame))
+    now_state = _state(frame)
+    if not _fired[0] and _other_frame(_look[0][1], now_state) and _look[0][2] < LOOKS:
+        # The first look may have caught code that ran before the loop (a slow start on a loaded
+        # machine): look again at this frame before saying whether its variables move.
+        _look[0] = (_progress[0], now_state, _look[0][2] + 1)
+        return
+    advancing = not _fired[0] and _advancing(_look[0][1], now_state)
     _look[0] = None
     first = not _fired[0]
     _fired[0] = True

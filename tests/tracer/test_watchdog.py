@@ -138,3 +138,29 @@ def test_nested_watchdogs_restore_the_outer_timer():
 def test_zero_turns_it_off():
     with watchdog(0):
         assert _timer_is_off()
+
+
+def test_a_first_look_at_code_before_the_loop_does_not_call_a_spinning_loop_advancing(monkeypatch):
+    """On a loaded machine the first look can land in code that ran before the loop (a slow start):
+    the loop's frame is then looked at twice before the watchdog says whether its variables move."""
+    import sys
+
+    from helpers.tracer import watchdog as wd
+
+    def before_the_loop():
+        return sys._getframe()
+
+    def spinning():
+        i = 3  # noqa: F841 - a variable the looks compare
+        return sys._getframe()
+
+    start, loop = before_the_loop(), spinning()
+    monkeypatch.setattr(wd.signal, "setitimer", lambda *args: None)
+    monkeypatch.setattr(wd, "_stack", [wd._Armed(wd.describe_function("your kernel"), None, 0.0, 2.0)])
+    monkeypatch.setattr(wd, "_fired", [False])
+    monkeypatch.setattr(wd, "_look", [None])
+    monkeypatch.setattr(wd, "_progress", [-1e9])  # no progress for ages: past the budget
+    wd._on_alarm(None, start)  # first look
+    wd._on_alarm(None, loop)  # another frame: look again rather than judge
+    with pytest.raises(wd._Stop, match="missing its exit"):
+        wd._on_alarm(None, loop)
