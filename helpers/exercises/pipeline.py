@@ -12,12 +12,13 @@ import functools
 import inspect
 import textwrap
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from .. import _elsewhere, _numba
 from ..errors import CourseError, LearnerError
+from ..limits import WARP_SIZE
 from .base import Exercise, fmt_pair
 from .launch import validate_launch
 from .results import Graded
@@ -26,6 +27,15 @@ from .results import Graded
 def _is_device_array(a) -> bool:
     # DeviceNDArray (GPU) and FakeCUDAArray (simulator) both have copy_to_host and are not ndarrays.
     return not isinstance(a, np.ndarray) and hasattr(a, "copy_to_host")
+
+
+class Launch(NamedTuple):
+    """One launch the spy saw: threads in all, whether each argument was a device array, and the
+    threads per block (None when the student's process did not say)."""
+
+    total: int
+    on_device: list
+    block: int | None = None
 
 
 def _threads_in(dim) -> int:
@@ -39,7 +49,7 @@ class _SpyKernel:
 
     def __init__(self, kernel):
         self._kernel = kernel
-        self.launches = []  # (total threads, [argument is a device array, ...])
+        self.launches = []  # Launch records
 
         self.running = False  # inside the real launch: copies made there are the launch's, not the learner's
 
@@ -52,7 +62,7 @@ class _SpyKernel:
             if len(args) != 2:
                 raise LearnerError(f"the kernel takes 2 arguments (x, out), but it was launched with {len(args)}.")
             total = _threads_in(blocks) * _threads_in(threads)
-            self.launches.append((total, [_is_device_array(a) for a in args]))
+            self.launches.append(Launch(total, [_is_device_array(a) for a in args], _threads_in(threads)))
             if total > 0:  # a launch of 0 blocks is an error on a GPU; the grade reports it instead
                 validate_launch((blocks, threads))  # what a GPU refuses: block and grid limits
                 self.running = True
@@ -129,7 +139,10 @@ def _observed(fn, kernel, x):
         return observe(fn, kernel, x)
     reply = fn.pipeline(kernel_source(kernel), x)
     x[...] = reply["x"]  # the learner's function may have changed its input there
-    launches = [(int(total), [bool(b) for b in on_device]) for total, on_device in reply["launches"]]
+    launches = [
+        Launch(int(rec[0]), [bool(b) for b in rec[1]], int(rec[2]) if len(rec) > 2 and rec[2] is not None else None)
+        for rec in reply["launches"]
+    ]
     copies = {"in": int(reply["copies"]["in"]), "out": int(reply["copies"]["out"])}
     kind = reply.get("got_kind")
     if kind == "device":
@@ -139,6 +152,25 @@ def _observed(fn, kernel, x):
     else:  # the sentence names the type the learner returned
         got = type(str(reply.get("got_type") or "object"), (), {})()
     return launches, copies, got
+
+
+def launch_shape_problem(where, n, total, block) -> str | None:
+    """The rules a learner's own launch is held to (see launch.judge_launch): whole warps, no spare block."""
+    if not block:
+        return None
+    if block % WARP_SIZE:
+        return (
+            f"{where}, the launch uses blocks of {block} threads: a GPU runs threads in warps of {WARP_SIZE}, so "
+            f"part of every warp sits idle; use a multiple of {WARP_SIZE} threads per block, such as 128 or 256."
+        )
+    blocks = total // block
+    if (blocks - 1) * block >= n:
+        return (
+            f"{where}, the launch starts {blocks} blocks of {block} threads, more than the {-(-n // block)} that "
+            "cover every element; the extra blocks only start up and do nothing: use (n + threads - 1) // threads "
+            "blocks."
+        )
+    return None
 
 
 def kernel_source(kernel) -> dict:
@@ -208,7 +240,7 @@ class DevicePipelineExercise(Exercise):
                     "failed",
                     f"{where}, {name} never launched the kernel: call kernel[blocks, threads](d_x, d_out).",
                 )
-            for total, on_device in launches:
+            for total, on_device, block in launches:
                 if not all(on_device):
                     return Graded(
                         "failed",
@@ -223,6 +255,8 @@ class DevicePipelineExercise(Exercise):
                         f"{n} element{'s' if n != 1 else ''}, so the last "
                         "elements are never computed: round the number of blocks up, (n + threads - 1) // threads.",
                     )
+                if shape := launch_shape_problem(where, n, total, block):
+                    return Graded("failed", shape)
             if _is_device_array(got):
                 return Graded(
                     "failed",
