@@ -363,6 +363,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
         raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+        progress.close()
     manifest.pop("seeds", None)
     return failed
 

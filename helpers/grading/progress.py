@@ -38,7 +38,16 @@ def clock_text(seconds: float) -> str:
 class Progress:
     """Told when each submission starts and finishes; thread-safe (workers call ``start``)."""
 
-    def __init__(self, total: int, stream, mode: str = "auto", gpus=(), clock=time.monotonic, columns=None):
+    def __init__(
+        self,
+        total: int,
+        stream,
+        mode: str = "auto",
+        gpus=(),
+        clock=time.monotonic,
+        columns=None,
+        tick: float | None = 1.0,
+    ):
         if mode not in MODES:
             raise ValueError(f"progress mode must be one of {MODES}, not {mode!r}")
         self.total, self.stream, self.clock = total, stream, clock
@@ -51,6 +60,8 @@ class Progress:
         self.columns = columns
         self._drawn = 0  # lines of the last drawing
         self._lock = threading.Lock()
+        # The bar is redrawn every ``tick`` seconds too, so its clock moves while a long submission runs.
+        self.tick, self._stop, self._ticker = tick, threading.Event(), None
 
     # -- events
 
@@ -60,6 +71,7 @@ class Progress:
                 self.per_gpu[str(gpu)]["now"] = label
             if self.mode == "bar":
                 self._draw()
+                self._start_ticker()
 
     def update(self, label: str, outcome: str, gpu=None) -> None:
         """One submission finished with ``outcome`` (the record's)."""
@@ -75,14 +87,38 @@ class Progress:
                     mine["now"] = ""
             if self.mode == "bar":
                 self._draw()
+                self._start_ticker()
                 if self.done >= self.total:
                     self.stream.write("\n")
                     self._drawn = 0
+                    self._stop.set()
             elif self.mode == "log":
                 where = f" on GPU {gpu}" if gpu is not None else ""
                 elapsed = self.clock() - self.started
                 self.stream.write(f"[{self.done}/{self.total}] {label}{where}: {outcome} ({elapsed:.0f} s)\n")
             self.stream.flush()
+
+    def close(self) -> None:
+        """Stop redrawing (the run ended or was interrupted); the bar's last line is left as it is."""
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        with self._lock:
+            if self._drawn:
+                self.stream.write("\n")
+                self._drawn = 0
+                self.stream.flush()
+
+    def _start_ticker(self) -> None:
+        if self.tick and self._ticker is None and not self._stop.is_set():
+            self._ticker = threading.Thread(target=self._tick, name="grade-progress", daemon=True)
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.tick):
+            with self._lock:
+                if self._drawn and not self._stop.is_set():
+                    self._draw()
 
     # -- the bar
 

@@ -25,7 +25,7 @@ class Terminal(io.StringIO):
 
 def test_on_a_terminal_a_bar_with_done_failed_and_eta():
     clock, term = Clock(), Terminal()
-    p = Progress(4, term, clock=clock, columns=200)
+    p = Progress(4, term, clock=clock, columns=200, tick=None)
     assert p.mode == "bar"
     clock.now += 30
     p.update("alice/02_x", "completed")
@@ -43,7 +43,7 @@ def test_on_a_terminal_a_bar_with_done_failed_and_eta():
 
 def test_with_several_gpus_one_line_per_gpu_and_the_cursor_goes_back_over_them():
     clock, term = Clock(), Terminal()
-    p = Progress(3, term, gpus=["0", "1"], clock=clock, columns=200)
+    p = Progress(3, term, gpus=["0", "1"], clock=clock, columns=200, tick=None)
     p.start("alice/02_x", gpu="0")
     p.start("bob/02_x", gpu="1")
     assert p.lines()[1:] == [
@@ -59,7 +59,7 @@ def test_with_several_gpus_one_line_per_gpu_and_the_cursor_goes_back_over_them()
 
 def test_lines_never_wrap_a_narrow_terminal():
     term = Terminal()
-    p = Progress(1000, term, gpus=["0", "1"], clock=Clock(), columns=40)
+    p = Progress(1000, term, gpus=["0", "1"], clock=Clock(), columns=40, tick=None)
     p.start("a-very-long-student-name-that-goes-on/02_first_kernels", gpu="0")
     drawn = term.getvalue().replace("\x1b[2K", "").replace("\r", "")
     assert drawn and all(len(line) < 40 for line in drawn.split("\n"))
@@ -90,7 +90,7 @@ def test_asked_for_a_bar_in_a_log_or_for_nothing():
 
 
 def test_workers_may_start_while_the_main_thread_finishes():
-    p = Progress(200, io.StringIO(), "bar", gpus=["0", "1"], clock=Clock(), columns=100)
+    p = Progress(200, io.StringIO(), "bar", gpus=["0", "1"], clock=Clock(), columns=100, tick=None)
     threads = [threading.Thread(target=lambda g=g: [p.start(f"s{i}", gpu=g) for i in range(100)]) for g in "01"]
     for t in threads:
         t.start()
@@ -99,6 +99,24 @@ def test_workers_may_start_while_the_main_thread_finishes():
     for t in threads:
         t.join()
     assert p.done == 200 and p.per_gpu["0"]["done"] == p.per_gpu["1"]["done"] == 100
+
+
+def test_the_bar_is_redrawn_while_a_long_submission_runs_and_stops_when_closed():
+    clock, term = Clock(), Terminal()
+    p = Progress(3, term, clock=clock, columns=100, tick=0.001)
+    p.start("alice/02_x")
+    clock.now += 61
+    for _ in range(2000):  # until the ticker has drawn the new time (a hang ends at the suite's timeout)
+        if "1:01" in term.getvalue():
+            break
+        threading.Event().wait(0.005)
+    assert "0/3 graded, 0 failed, 1:01" in term.getvalue()
+    p.close()
+    assert not p._ticker.is_alive() and term.getvalue().endswith("\n")
+    drawn = term.getvalue()
+    p.start("bob/02_x")  # closed: drawn once more for the event, never again by the ticker
+    assert p._ticker is not None and not p._ticker.is_alive()
+    assert term.getvalue().startswith(drawn)
 
 
 @pytest.mark.parametrize("s, text", [(0, "0 s"), (59.4, "59 s"), (61, "1:01"), (3725, "1:02:05"), (-3, "0 s")])
