@@ -1,12 +1,17 @@
 """The class report (OUT/report.html, helpers/grading/class_report.py) as an instructor opens it:
 straight from disk in Chromium, no server. It renders without a script error, the pass rates and
 statuses it shows equal grades.csv beside it, its student table filters and sorts, and at 300
-students it is still one page that does all that. The class is made up
-(tests/submission_sets/synthetic.py) and written by the grader's own writers."""
+students it is still one page that does all that. The large classes are made up
+(tests/submission_sets/synthetic.py) and written by the grader's own writers; one small class is
+graded for real by `make grade`."""
 
 from __future__ import annotations
 
 import csv
+import os
+import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -14,7 +19,10 @@ import pytest
 from playwright.sync_api import expect
 
 from helpers.grading import class_report, report
+from submission_sets import fixtures as fx
 from submission_sets import synthetic as syn
+
+REPO = Path(__file__).resolve().parents[2]
 
 ROWS_JS = """() => Array.from(document.querySelectorAll('#exercises tbody tr')).map(tr => ({
   exercise: tr.dataset.exercise,
@@ -104,4 +112,37 @@ def test_300_students_one_page_that_still_filters(page, tmp_path, artifacts):
     visible = page.evaluate(VISIBLE_STUDENTS_JS)
     assert set(visible) == crashed and crashed
     page.screenshot(path=str(artifacts / "class-report-300.png"))
+    assert page.console_errors == []
+
+
+def test_make_grade_writes_a_report_that_equals_its_grades_csv(page, tmp_path, artifacts):
+    """A real run: `make grade` on a few fixture submissions (a correct one, two wrong ones, a
+    damaged file, an empty folder), CPU mode; its report beside its CSV and LMS files."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.fail("`make` is not installed")
+    course = fx.make_course(tmp_path / "course")
+    fx.write_submissions(tmp_path / "subs", ["perfect", "wrong_index", "racy", "invalid_json"])
+    (tmp_path / "subs" / "nobody").mkdir()
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS")}
+    env["COURSE_MODE"] = "cpu"
+    args = f"--course {course} -j 2 --salt browser --cell-timeout 60 --timeout 300"
+    run = subprocess.run(
+        [make, "--no-print-directory", "grade", "COURSE_ENV=current", f"PYTHON={sys.executable}"]
+        + [f"SUBMISSIONS={tmp_path / 'subs'}", f"OUT={out}", f"GRADE_ARGS={args}"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
+    assert (out / "canvas.csv").is_file() and (out / "moodle.csv").is_file()
+    grades = list(csv.DictReader((out / "grades.csv").open()))
+    assert len({r["student"] for r in grades}) == 5
+    _open(page, {"path": out / "report.html"})
+    _assert_rates_equal_csv(page, grades)
+    assert page.locator("#students tbody tr").count() == 5
+    expect(page.locator("#flags")).to_contain_text("invalid_json")
+    page.screenshot(path=str(artifacts / "class-report-make-grade.png"), full_page=True)
     assert page.console_errors == []
