@@ -297,8 +297,12 @@ def run(args) -> int:
     report.write_feedback(out, ordered, max_points)
     problems = sorted({r["grader_problem"] for r in ordered if r.get("grader_problem")})
     warnings += [f"course problem: {p}" for p in problems]
-    warnings += lms.write(out, ordered, max_points, args.lms_columns, roster).notes
-    class_report.write(out, ordered, max_points, {k: v for k, v in manifest.items() if k != "salt"}, warnings)
+    try:  # the grades are written by now: a failure here must not hide them
+        warnings += lms.write(out, ordered, max_points, args.lms_columns, roster).notes
+        class_report.write(out, ordered, max_points, {k: v for k, v in manifest.items() if k != "salt"}, warnings)
+    except Exception as e:
+        problems.append(f"the LMS files or report.html could not be written ({type(e).__name__}: {e})")
+        warnings.append(f"grader problem: {problems[-1]}; please report it")
     print(report.summary(ordered, max_points, out, time.monotonic() - started, warnings, box))
     return 1 if failed or problems else 0
 

@@ -241,6 +241,23 @@ def test_usage_errors_exit_2(tmp_path):
     assert bad.returncode == 2 and "names none of the columns" in bad.stderr, bad.stderr
 
 
+def test_a_report_that_cannot_be_written_leaves_the_grades_and_exits_1(tmp_path, monkeypatch, capsys):
+    from helpers.grading import class_report, cli
+
+    course = fx.make_course(tmp_path / "course")
+    fx.write_submissions(tmp_path / "subs", ["invalid_json"])  # graded without a child process
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(class_report, "write", broken)
+    out = tmp_path / "out"
+    code = cli.main([str(tmp_path / "subs"), "--out", str(out), "--course", str(course), "--mode", "cpu"])
+    assert code == 1
+    assert (out / "grades.csv").is_file() and (out / "canvas.csv").is_file() and not (out / "report.html").exists()
+    assert "report.html could not be written (RuntimeError: boom)" in capsys.readouterr().out
+
+
 # -- unit tests of the pipeline's small steps (no child processes)
 
 
