@@ -12,6 +12,7 @@ arguments are outputs, a launch rule, tolerances and hints. One job per module:
 - ``launch``     launch rules (``per_element``, ``fixed``, ``learner_launch``, ``grid2d``) and launch validation
 - ``kernels``    ``KernelExercise``: the learner's kernel run under the CPU tracer or on the GPU
 - ``explain``    the sentences that say why a kernel's outputs are wrong
+- ``causes``     what a learner's source shows: floor division of values, a 1-D index, a capped loop
 - ``images``     ``ImageExercise``: kernel exercises on images, told in (row, col)
 - ``pipeline``   ``DevicePipelineExercise``: a host function that copies and launches
 - ``libraries``  CuPy, PyCUDA and cuda-python exercise kinds (array API, CUDA C, custom judges)

@@ -1,5 +1,6 @@
 """The sentences (and pictures) that explain why a kernel's outputs are wrong: never written,
-hard-coded, off by one, integer types, and the tracer's own verdicts behind a stable label.
+hard-coded, off by one, integer types, floor division, a 1-D index in a 2-D launch, a loop that
+stops early, and the tracer's own verdicts behind a stable label.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 from ..errors import CourseError
 from ..tracer.records import ATOMIC
 from .base import fmt, fmt_pair
+from .causes import capped_loop, floor_divisions, one_d_index
 from .inputs import is_poison, poison
 
 # Saved at import: a learner's cell (or a kernel running as Python on the tracer) could rebind
@@ -73,9 +75,9 @@ def ranges(idx) -> str:
     return ", ".join(parts[:3]) + (", …" if len(parts) > 3 else "")
 
 
-def unwritten_message(name, idx, size, grid, block, kind, per_block=False) -> str:
+def unwritten_message(name, idx, size, grid, block, kind, per_block=False, src="") -> str:
     """Name the likely cause from the pattern of never-written elements (one per thread, or
-    one per block for outputs of shape "blocks")."""
+    one per block for outputs of shape "blocks"), and from the kernel's source where it shows one."""
     t, total = int(np.prod(block)), int(np.prod(block) * np.prod(grid))
     if per_block:
         if idx[0] == 1 and len(idx) == size - 1:
@@ -92,10 +94,20 @@ def unwritten_message(name, idx, size, grid, block, kind, per_block=False) -> st
         f"element{'s' if n_un > 1 else ''} {ranges(list(idx))} of {name} {'were' if n_un > 1 else 'was'} never written"
     )
     tail = first + n_un == size and idx[-1] == size - 1
+    if one_d := one_d_cause(src, grid, block):
+        return f"{n_un} of {size} {what}: {one_d}"
     if n_un == size:
         return (
             f"{name} was never written: does your kernel assign to {name}[i] (and is the guard `if i < n`, not "
             "`if i > n`)?"
+        )
+    stop = capped_loop(src)
+    if tail and first > 0 and stop:  # before the grid checks: this kernel has its loop, the bound is wrong
+        worth = f", {first // t} blocks of {t} threads' worth" if first % t == 0 else ""
+        return (
+            f"{what}: your loop stops at `{stop}` ({first} here{worth}) instead of at the end of {name}: a "
+            f"grid-stride loop runs to the array's size, for i in range(start, {name}.size, stride), whatever the "
+            "grid."
         )
     if tail and first == t and np.prod(grid) > 1:
         return (
@@ -137,6 +149,11 @@ def wrong_message(ex, name, k, ci, cases, widx, unwritten, src="") -> str:
                 "came out NaN): your kernel computed a NaN (not a number), e.g. 0 / 0, sqrt of a negative number, "
                 "or a value read from an array element that was never set."
             )
+        if one_d := one_d_cause(src, cases[ci]["grid"], cases[ci]["block"]):
+            return f"{head}: {one_d}"
+        floored = floor_message(head, name, got, widx, exp, src)
+        if floored:
+            return floored
         truncated = truncation_message(head, name, got[widx], exp[widx], src)
         if truncated:
             return truncated
@@ -181,11 +198,50 @@ def wrong_message(ex, name, k, ci, cases, widx, unwritten, src="") -> str:
 _INT_TYPES = re.compile(r"\bint\s*\(|\bu?int(8|16|32|64)\b|\bnp\.u?int\b|\bnumba\.u?int|\bint_\b")
 
 
+def whole_for_fractions(gw, ew) -> bool:
+    """Every value given is a whole number, and some of the right ones are not."""
+    gw, ew = _asarray(gw).astype(np.float64), _asarray(ew).astype(np.float64)
+    return bool(_equal(gw, _rint(gw)).all()) and not bool(_equal(ew, _rint(ew)).all())
+
+
+def floor_message(head, name, got, widx, exp, src) -> str | None:
+    """Whole numbers where the answers have fractions, from a kernel that floor-divides values
+    (``x[i] // 4``): every output 0 is not hard-coded, and no variable has an integer type."""
+    if not whole_for_fractions(got[widx], exp[widx]):
+        return None
+    found = floor_divisions(src)
+    if not found:
+        return None
+    return f"{head}: {floor_sentence(found[0], not bool(got.any()), f'value of {name}', 'values')}"
+
+
+def floor_sentence(expr, zero, each, plural) -> str:
+    """Floor division named as the cause of whole-number results (all 0, or rounded down), and the fix."""
+    fix = "divide with / instead, which keeps the fraction (// rounds down even when both sides are floats)."
+    if zero:
+        return f"every {each} is 0 because `{expr}` is floor (integer) division: {fix}"
+    return f"the {plural} were rounded down to whole numbers by the floor (integer) division `{expr}`: {fix}"
+
+
+def one_d_cause(src, grid, block) -> str | None:
+    """A 2-D launch whose kernel computes a 1-D index: recognise the formula and give the 2-D one."""
+    if len(block) < 2 or int(np.prod(block[1:])) * int(np.prod(grid[1:])) <= 1:
+        return None
+    formula = one_d_index(src)
+    if formula is None:
+        return None
+    shape = f"{grid[0]}x{grid[1]} blocks of {block[0]}x{block[1]} threads"
+    return (
+        f"`{formula}` is the 1-D index, but this launch is a 2-D grid ({shape}), so the row must come from the y "
+        "dimension: col, row = cuda.grid(2), which is row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y "
+        "(and col the same with .x)."
+    )
+
+
 def truncation_message(head, name, gw, ew, src) -> str | None:
     """Whole-number results where the answers have fractions, from a kernel that uses an integer type
     (an int32 shared buffer, int(...)): the values were truncated, whatever else they look like."""
-    gw, ew = gw.astype(np.float64), ew.astype(np.float64)
-    if not (bool(_equal(gw, _rint(gw)).all()) and not bool(_equal(ew, _rint(ew)).all())):
+    if not whole_for_fractions(gw, ew):
         return None
     if not _INT_TYPES.search(src or ""):
         return None
@@ -337,7 +393,14 @@ def numeric_problem(ex, cases, out_pos, src="") -> NumericProblem | None:
                 kind, msg = (
                     "unwritten",
                     unwritten_message(
-                        arg.name, un, got.size, case["grid"], case["block"], ex.launch.kind, arg.shape == "blocks"
+                        arg.name,
+                        un,
+                        got.size,
+                        case["grid"],
+                        case["block"],
+                        ex.launch.kind,
+                        arg.shape == "blocks",
+                        src,
                     ),
                 )
             title = f"n = {case['n']}, {case['grid'][0]} blocks x {case['block'][0]} threads"

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tracer import trace
+from .base import source
+from .explain import one_d_cause
 from .kernels import KernelExercise
 from .remote import is_remote
 from .results import Graded
@@ -90,7 +92,10 @@ def _describe_unwritten(ex, kernel, n):
     rr, cc = np.nonzero(written)
     gx, gy = grid[0] * block[0], grid[1] * block[1]
     yy, xx = np.mgrid[0:rows, 0:cols]
-    if written.any() and rr.max() < block[1] and cc.max() < block[0]:
+    one_d = one_d_cause(source(kernel), grid, block)
+    if one_d:  # the formula itself is the cause, whatever pattern of pixels it left
+        cause = one_d
+    elif written.any() and rr.max() < block[1] and cc.max() < block[0]:
         cause = (
             "only the first block's pixels were written: add the block offset, "
             "col, row = cuda.grid(2) (not cuda.threadIdx.x and .y alone)."

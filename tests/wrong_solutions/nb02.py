@@ -110,6 +110,19 @@ def square_shifted(x, out):
         out[i] = x[i - 1] * x[i - 1]  # reads x[-1]: wraps to the last element in Numba
 
 
+@cuda.jit
+def square_capped_loop(x, out):
+    # the loop stops after one pass over the grid, whatever n is
+    for i in range(cuda.grid(1), min(x.size, cuda.gridsize(1)), cuda.gridsize(1)):
+        out[i] = x[i] * x[i]
+
+
+@cuda.jit
+def square_halved(x, out):
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        out[i] = x[i] * x[i] // 2  # x ** 2 / 2 was meant; // floors every value in [0, 1) to 0
+
+
 # -- histogram
 
 
@@ -197,6 +210,8 @@ WRONG = {
         Wrong("no grid-stride loop", square_no_loop, "grid-stride loop"),
         Wrong("race", square_block_stride, "stride = cuda.gridsize(1)"),
         Wrong("wrong index", square_shifted, "Negative index: `x[-1]`"),
+        Wrong("loop bound capped", square_capped_loop, "your loop stops at `min(x.size, cuda.gridsize(1))`"),
+        Wrong("floor division", square_halved, "every value of out is 0 because `x[i] * x[i] // 2` is floor"),
     ],
     "histogram": [
         Wrong("race", hist_no_atomic, "race"),

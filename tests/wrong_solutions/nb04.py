@@ -147,6 +147,39 @@ def blur_swapped_axes(img, out):
         out[row, col] = total / 9.0
 
 
+# -- the family of a 1-D index in a 2-D launch, and of floor division
+
+
+@cuda.jit
+def gray_grid_1d(img, out):
+    i = cuda.grid(1)  # the 1-D index: blocks along y repeat the first row of blocks
+    rows, cols = out.shape
+    row, col = i // cols, i % cols
+    if row < rows:
+        out[row, col] = 0.299 * img[row, col, 0] + 0.587 * img[row, col, 1] + 0.114 * img[row, col, 2]
+
+
+@cuda.jit
+def mirror_row_from_x(img, out):
+    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    row = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.y  # the 1-D formula, with .y only on the thread
+    rows, cols = out.shape
+    if row < rows and col < cols:
+        out[row, col] = img[row, cols - 1 - col]
+
+
+@cuda.jit
+def blur_floor_division(img, out):
+    col, row = cuda.grid(2)
+    rows, cols = img.shape
+    if row < rows and col < cols:
+        total = 0.0
+        for dr in range(-1, 2):
+            for dc in range(-1, 2):
+                total += img[min(max(row + dr, 0), rows - 1), min(max(col + dc, 0), cols - 1)]
+        out[row, col] = total // 9  # floor division: every mean in [0, 1) becomes 0
+
+
 WRONG = {
     "grayscale": [
         Wrong("wrong index", gray_swapped_axes, "row and col look swapped"),
@@ -155,12 +188,14 @@ WRONG = {
         Wrong("known mistake", gray_average, "plain average"),
         Wrong("first block only", gray_first_block_only, "only the first block"),
         Wrong("wrong dtype", gray_int_result, "integer type"),
+        Wrong("1-D index", gray_grid_1d, "`cuda.grid(1)` is the 1-D index, but this launch is a 2-D grid"),
     ],
     "mirror": [
         Wrong("wrong index", mirror_off_by_one, "out-of-bounds access"),
         Wrong("no flip", mirror_copy, "copy of the image"),
         Wrong("flips rows", mirror_vertical, "top to bottom"),
         Wrong("negative index", mirror_negative_index, "wraps to the last element in Numba"),
+        Wrong("1-D index", mirror_row_from_x, "cuda.threadIdx.y` is the 1-D index, but this launch is a 2-D grid"),
     ],
     "blur": [
         Wrong("missing clamp", blur_no_clamp, "out-of-bounds access"),
@@ -168,5 +203,6 @@ WRONG = {
         Wrong("race", blur_in_place, "write the results into the output array, not into img"),
         Wrong("hard-coded", blur_center_only, "copy of img"),
         Wrong("wrong index", blur_swapped_axes, "row and col look swapped"),
+        Wrong("floor division", blur_floor_division, "every value of out is 0 because `total // 9` is floor"),
     ],
 }

@@ -156,6 +156,27 @@ def matmul_square_only(A, B, C):
         C[row, col] = acc
 
 
+@cuda.jit
+def matmul_row_from_x(A, B, C):
+    sA = cuda.shared.array((TILE, TILE), numba.float32)
+    sB = cuda.shared.array((TILE, TILE), numba.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.x * TILE + ty  # the 1-D formula: the row from blockIdx.x, as the column
+    col = cuda.blockIdx.x * TILE + tx
+    M, K = A.shape
+    N = B.shape[1]
+    acc = numba.float32(0.0)
+    for t0 in range(0, K, TILE):
+        sA[ty, tx] = A[row, t0 + tx] if row < M and t0 + tx < K else 0.0
+        sB[ty, tx] = B[t0 + ty, col] if t0 + ty < K and col < N else 0.0
+        cuda.syncthreads()
+        for k in range(TILE):
+            acc += sA[ty, k] * sB[k, tx]
+        cuda.syncthreads()
+    if row < M and col < N:
+        C[row, col] = acc
+
+
 # -- transpose_padded
 
 
@@ -231,6 +252,7 @@ WRONG = {
         Wrong("missing guard", matmul_no_edge_zeros, "an out-of-bounds access"),
         Wrong("over budget", matmul_naive, "budget"),
         Wrong("hard-coded for square matrices", matmul_square_only, "never written"),
+        Wrong("1-D index", matmul_row_from_x, "`row = cuda.blockIdx.x * TILE + ty` is the 1-D index"),
     ],
     "transpose_padded": [
         Wrong("bank conflicts", transpose_unpadded, "shape (T_TILE, T_PADDED)"),
