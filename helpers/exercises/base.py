@@ -266,6 +266,28 @@ def fmt_pair(got, want) -> tuple[str, str]:
     return a, b
 
 
+def rounding_note(got, want) -> str | None:
+    """The cause when ``got`` differs from ``want`` only by float32 rounding: ``got`` is a float32 (by its
+    type, or a float that a float32 holds exactly, as one converted back does, and not a whole number)
+    within a float32 sum's error of ``want`` (relative 1e-3). None for any other difference."""
+    numbers = (float, np.floating)
+    if not isinstance(got, numbers) or not isinstance(want, numbers):
+        return None
+    g, w = float(got), float(want)
+    if not (np.isfinite(g) and np.isfinite(w)) or g == w or abs(g - w) > 1e-3 * abs(w):
+        return None
+    low = isinstance(got, np.floating) and np.dtype(type(got)).itemsize < 8
+    if not low and (g == round(g) or float(np.float32(g)) != g):
+        return None
+    kind = np.dtype(type(got)).name if low else "float32"
+    precision = np.dtype(type(want)).name if isinstance(want, np.floating) else "float64"
+    return (
+        f"the difference is {kind} rounding: your result was computed in {kind}, which keeps only about "
+        f"{np.finfo(kind).precision + 1} significant digits, so compute (and accumulate) in {precision}, the "
+        f"precision of the answer (e.g. total = 0.0, not np.{kind}(0.0))."
+    )
+
+
 def register(module_name: str, namespace: dict) -> dict:
     """Name every Exercise in a problems module after its variable; returns {name: exercise}."""
     notebook = module_name.rsplit(".", 1)[-1]

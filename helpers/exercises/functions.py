@@ -11,7 +11,9 @@ import numpy as np
 
 from .. import _numba
 from ..errors import CourseError, LearnerError
-from .base import Exercise, fmt, fmt_pair, source
+from .base import Exercise, fmt, fmt_pair, rounding_note, source
+from .causes import floor_divisions
+from .explain import floor_sentence, whole_for_fractions
 from .results import Graded
 from .values import same, type_problem
 
@@ -112,6 +114,17 @@ class FunctionExercise(Exercise):
                 None,
                 {"cases": len(cases)},
             )
+        i = wrong[0]
+        shown = fmt_pair(got[i], want[i])
+        head = (
+            f"{said(cases[i])} returned {shown[0]} but should return {shown[1]} "
+            f"({len(wrong)} of {len(cases)} inputs wrong)"
+        )
+        # Before "hard-coded": floor division makes every result 0 whatever the inputs (a catalogued
+        # mistake that floors says it better).
+        floored = floor_problem(fn, [got[j] for j in wrong], [want[j] for j in wrong])
+        if floored and not self._known(got, cases, wrong):
+            return Graded("failed", f"{head}: {floored}")
         if len({repr(g) for g in got}) == 1 and len({repr(w) for w in want}) > 1:
             return Graded(
                 "failed",
@@ -119,21 +132,38 @@ class FunctionExercise(Exercise):
                 "input: it looks "
                 f"hard-coded for one example; compute the answer from {', '.join(self.inputs)} instead.",
             )
-        i = wrong[0]
-        why = self.nudge()
         order = order_problem(fn, list(self.inputs), [cases[j] for j in wrong], self.reference)
         if order:
             return Graded("failed", order)
+        why = self._known(got, cases, wrong) or rounding_note(got[i], want[i]) or self.nudge()
+        return Graded("failed", f"{head}: {why}")
+
+    def _known(self, got, cases, wrong) -> str | None:
+        """The message of the catalogued mistake that gives every wrong result, if one does."""
         for mistake, message in self.mistakes:
             if all(same(got[j], mistake(**cases[j])) for j in wrong):
-                why = message
-                break
-        shown = fmt_pair(got[i], want[i])
-        return Graded(
-            "failed",
-            f"{said(cases[i])} returned {shown[0]} but should return {shown[1]} "
-            f"({len(wrong)} of {len(cases)} inputs wrong): {why}",
-        )
+                return message
+        return None
+
+
+def floor_problem(fn, got, want) -> str | None:
+    """Whole-number results where the answers have fractions, from a function that floor-divides:
+    the // is the cause (all 0 is not hard-coding), quoted as the learner wrote it."""
+    numbers = (int, float, np.integer, np.floating)
+    if not all(isinstance(v, numbers) and not isinstance(v, (bool, np.bool_)) for v in (*got, *want)):
+        return None
+    if not whole_for_fractions(np.array(got, float), np.array(want, float)):
+        return None
+    # The learner's own function, not ApproxFunctionExercise's snapping wrapper: a function graded from the
+    # student's process brings its source along, which the wrapper does not.
+    try:
+        own = inspect.unwrap(fn)
+    except ValueError:  # a __wrapped__ cycle: read the function as it is
+        own = fn
+    found = floor_divisions(source(own), kernel=False)
+    if not found:
+        return None
+    return floor_sentence(found[0], all(float(g) == 0 for g in got), "result", "results")
 
 
 def order_problem(fn, names, cases, reference) -> str | None:

@@ -16,13 +16,18 @@ from .results import Graded
 
 @dataclass(eq=False, repr=False)
 class ValueExercise(Exercise):
-    """The answer is a number or a tuple. ``mistakes`` maps known wrong answers to a message."""
+    """The answer is a number or a tuple. ``mistakes`` maps known wrong answers to a message.
+
+    ``choices`` makes it a quiz: the allowed answers (option numbers, letters or names), each mapped to
+    the text the question shows for it (or a tuple of them), so an answer in another form (a letter for
+    a number, the option's text) is told the form. For a tuple answer they are the choices of each item."""
 
     random = False
     answer: Any = None
     explanation: str = ""
     mistakes: dict = field(default_factory=dict)
     tolerance: float = 0.0  # absolute, for float answers
+    choices: Any = ()
 
     def reference_answer(self):
         return self.answer
@@ -31,7 +36,9 @@ class ValueExercise(Exercise):
         return f"{self.answer!r}\n\n{textwrap.dedent(self.explanation).strip()}"
 
     def _grade(self, given, rng) -> Graded:
-        problem = type_problem(given, self.answer, "your answer")
+        problem = choice_problem(given, self.answer, self.choices) or type_problem(
+            given, self.answer, "your answer", typed=True
+        )
         if problem:
             return Graded("failed", problem)
         given = trim_trailing_ones(given, self.answer)
@@ -79,8 +86,10 @@ def same(a, b, tol=0.0) -> bool:
     return type(a) is not bool and a == b
 
 
-def type_problem(got, want, what: str) -> str | None:
-    """A plain sentence when ``got`` has the wrong kind (float for int, list for tuple...), else None."""
+def type_problem(got, want, what: str, typed=False) -> str | None:
+    """A plain sentence when ``got`` has the wrong kind (float for int, list for tuple...), else None.
+    ``typed``: the answer is a value the learner wrote, not a function's result, so a float for an int
+    came from writing it so, not (only) from dividing with /."""
     if isinstance(want, tuple):
         if isinstance(got, str):
             try:
@@ -100,7 +109,7 @@ def type_problem(got, want, what: str) -> str | None:
         if len(got) != len(want):
             return f"{what} should have {len(want)} values, got {len(got)}: {fmt(tuple(got))}."
         for g, w in zip(got, want):
-            p = type_problem(g, w, what)
+            p = type_problem(g, w, what, typed)
             if p:
                 return p
         return None
@@ -112,6 +121,12 @@ def type_problem(got, want, what: str) -> str | None:
         return f"{what} should be a number, not a string: give {got.strip()} without the quotes."
     if isinstance(want, (int, np.integer)) and not isinstance(want, bool):
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
+            if isinstance(got, (float, np.floating)) and typed:
+                whole = f"write {int(got)}" if float(got).is_integer() else "work it out in whole numbers"
+                return (
+                    f"{what} is {fmt(got)}, a float, but the answer is a whole number (int): {whole} (dividing "
+                    "with / always gives a float; // gives an int)."
+                )
             if isinstance(got, (float, np.floating)):
                 return (
                     f"{what} gave {fmt(got)}, a float, but counts of blocks, threads and indices are "
@@ -119,3 +134,63 @@ def type_problem(got, want, what: str) -> str | None:
                 )
             return f"{what} gave {fmt(got)} ({type(got).__name__}) but should give a whole number (int)."
     return None
+
+
+def _listing(keys) -> str:
+    shown = [repr(k) for k in keys]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def choice_problem(given, answer, choices) -> str | None:
+    """A quiz answer in the wrong form, said as the form wanted: the option's number for a letter or for
+    its text, a letter for a number, the bare name for a longer phrase. None when ``given`` is one of the
+    choices (right or wrong, the mistakes say why) or has a form type_problem names (a quoted number)."""
+    if not choices:
+        return None
+    choices = dict(choices) if isinstance(choices, dict) else dict.fromkeys(choices, "")
+    if isinstance(answer, tuple):
+        if not isinstance(given, (tuple, list)):
+            return None
+        return next((p for g in given if (p := _choice_form(g, choices, "each item of your answer"))), None)
+    return _choice_form(given, choices, "your answer")
+
+
+def _is_choice(given, key) -> bool:
+    """``given`` is ``key`` in the key's own form: the same text (case, spaces and quotes aside), or the
+    same whole number as an int (2.0 is not option 2: its form is wrong)."""
+    if isinstance(key, str):
+        return isinstance(given, str) and normal_text(given) == normal_text(key)
+    integer = isinstance(given, (int, np.integer)) and not isinstance(given, (bool, np.bool_))
+    return integer and given == key
+
+
+def _choice_form(given, choices, who) -> str | None:
+    keys = list(choices)
+    numbered = all(isinstance(k, int) for k in keys)
+    lettered = all(isinstance(k, str) and len(k) == 1 and k.isalpha() for k in keys)
+    if any(_is_choice(given, k) for k in keys):
+        return None
+    number = isinstance(given, (int, float, np.integer, np.floating)) and not isinstance(given, (bool, np.bool_))
+    text = normal_text(given) if isinstance(given, str) else None
+    if numbered and text is not None and text.lstrip("+-").isdigit():
+        return None  # a number in quotes: type_problem says to drop them
+    form = "the option's number" if numbered else "a capital letter" if lettered else "one of the names"
+    wanted = f"{who} should be {form} ({_listing(keys)})"
+    for key, shown in choices.items():
+        if text is not None and shown and text == normal_text(shown):
+            return f"{wanted}, not the option's text: {given!r} is {key!r}."
+    if text is not None:
+        for key in keys:
+            if re.match(rf"{re.escape(normal_text(str(key)))}\s*[:.)]", text):
+                return f"{wanted} alone: {key!r}, not {given!r}."
+        inside = [k for k in keys if re.search(rf"(?<![\w.]){re.escape(normal_text(str(k)))}(?![\w.])", text)]
+        if len(inside) == 1 and not (numbered or lettered):
+            return f"{wanted} alone: {inside[0]!r}, not {given!r}."
+        if len(text) == 1 and text.isalpha() and not lettered:
+            return f"{wanted}, not the letter {given!r}."
+        return f"{wanted}; {given!r} is not one of them."
+    if number and numbered and float(given).is_integer() and int(given) in keys:
+        return f"{wanted}, as a whole number: {int(given)}, not {fmt(given)}."
+    if number and not numbered:
+        return f"{wanted}, not the number {fmt(given)}."
+    return f"{wanted}, not {fmt(given)}."

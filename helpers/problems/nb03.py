@@ -20,6 +20,12 @@ right_allocation = ValueExercise(
         "3: cuda.device_array(x.size)  4: np.zeros_like(x). Answer with the number."
     ),
     answer=2,
+    choices={
+        1: "cuda.to_device(np.zeros_like(x))",
+        2: "cuda.device_array_like(d_x)",
+        3: "cuda.device_array(x.size)",
+        4: "np.zeros_like(x)",
+    },
     explanation="device_array_like(d_x) allocates device memory of the right shape and dtype and copies nothing; "
     "the kernel overwrites every element, so its undefined starting contents do not matter.",
     mistakes={
@@ -64,6 +70,13 @@ event_order = ValueExercise(
         "D: end.record()  E: ms = cuda.event_elapsed_time(start, end)"
     ),
     answer=("B", "C", "D", "A", "E"),
+    choices={
+        "A": "end.synchronize()",
+        "B": "start.record()",
+        "C": "kernel[blocks, threads](d_x, d_out)",
+        "D": "end.record()",
+        "E": "ms = cuda.event_elapsed_time(start, end)",
+    },
     explanation="Record start, queue the kernel, record end, wait until the GPU has reached end, then read the time.",
     mistakes={
         (

@@ -123,6 +123,7 @@ choose_tool = ValueExercise(
     prompt="You have an existing .cu file of CUDA C kernels and want NumPy-like arrays, reductions and FFTs around "
     "them with the least code. Which library: 'numba', 'cupy', 'pycuda' or 'cuda.core'?",
     answer="cupy",
+    choices=("numba", "cupy", "pycuda", "cuda.core"),
     mistakes={
         "numba": "Numba compiles Python kernels; your kernels are CUDA C already.",
         "pycuda": "PyCUDA runs CUDA C, but its array library is small: no FFTs, few reductions.",

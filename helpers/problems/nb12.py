@@ -4,7 +4,7 @@ import numpy as np
 
 from helpers import _numba
 from helpers.exercises import CallExercise, FunctionExercise, ValueExercise, register
-from helpers.exercises.base import fmt
+from helpers.exercises.base import fmt, fmt_pair, rounding_note
 from helpers.exercises.library_calls import facts_of, parfors
 
 # ----------------------------------------------------------------------------- parallel=True alone
@@ -137,7 +137,11 @@ def _judge_sum_of_squares(fn, rng):
             return False, f"for an array of {n} elements it returned {fmt(got)}, not a number."
         if abs(float(got) - want) > 1e-9 * max(1.0, abs(want)):
             why = "square each element before adding it." if np.isclose(float(got), x.sum()) else "sum x[i] * x[i]."
-            return False, f"for an array of {n} elements it returned {fmt(got)} but should return {fmt(want)}: {why}"
+            shown = fmt_pair(got, want)  # enough digits to tell a float32 sum from the float64 one
+            return False, (
+                f"for an array of {n} elements it returned {shown[0]} but should return "
+                f"{shown[1]}: {rounding_note(got, want) or why}"
+            )
     loops = parfors(fn)
     if loops == 0:
         return False, (

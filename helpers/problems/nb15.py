@@ -10,6 +10,7 @@ race_tool = ValueExercise(
     prompt="Two threads of one block write and read the same shared-memory word with no barrier between them. Which "
     "compute-sanitizer tool reports it (its --tool name)?",
     answer="racecheck",
+    choices=("memcheck", "racecheck", "initcheck", "synccheck"),  # compute-sanitizer's four tools
     mistakes={
         "memcheck": "memcheck reports accesses outside an allocation (and misaligned ones); a race is two valid "
         "accesses in the wrong order.",

@@ -81,7 +81,11 @@ WRONG = {
         Wrong("copies zeros", 1, "for nothing"),
         Wrong("float64 default", 3, "float64"),
         Wrong("host array", 4, "host (NumPy) array"),
-        Wrong("wrong dtype", 2.0, "a float"),
+        # a quiz answer in another form is told the form: the option's number, a whole number
+        Wrong("wrong dtype", 2.0, "as a whole number: 2, not 2.0"),
+        Wrong("a letter for the number", "b", "the option's number (1, 2, 3 or 4), not the letter 'b'"),
+        Wrong("the option's text", "cuda.device_array_like(d_x)", "not the option's text"),
+        Wrong("number and text", "2: cuda.device_array_like(d_x)", "alone: 2"),
     ],
     "implicit_copies": [
         Wrong("only the output comes back", 20, "every NumPy argument back"),
@@ -95,6 +99,8 @@ WRONG = {
         Wrong("end before kernel", ("B", "D", "C", "A", "E"), "covers nothing"),
         Wrong("too few steps", ("B", "C", "D", "E"), "5 values"),
         Wrong("not a tuple", "BCDAE", "tuple of 5"),
+        Wrong("numbers for letters", (2, 3, 4, 1, 5), "a capital letter ('A', 'B', 'C', 'D' or 'E'), not the number 2"),
+        Wrong("the steps' code", ("start.record()", "C", "D", "A", "E"), "'start.record()' is 'B'"),
     ],
     "bandwidth_gbs": [
         Wrong("ms as seconds", lambda nbytes, ms: nbytes / ms / 1e9, "milliseconds"),
@@ -103,6 +109,11 @@ WRONG = {
         Wrong("bytes per second", lambda nbytes, ms: nbytes * 1000 / ms, "bytes per second"),
         Wrong("hard-coded", lambda nbytes, ms: 2000.0, "hard-coded"),
         Wrong("raises", lambda nbytes, ms: nbytes / (ms - ms), "ZeroDivisionError", status="error"),
+        Wrong(
+            "floor division",
+            lambda nbytes, ms: nbytes // (ms / 1000) // 1e9,
+            "rounded down to whole numbers by the floor (integer) division `nbytes // (ms / 1000) // 1e9`",
+        ),
     ],
     "run_on_device": [
         Wrong("extra round trip", pipeline_extra_round_trip, "an extra round trip"),

@@ -125,6 +125,7 @@ WRONG = {
         Wrong("bytes not sectors", (4, 4, 4), "stride s spreads them"),
         Wrong("too many", (4, 8, 64), "32 at most"),
         Wrong("wrong shape", 8, "tuple"),
+        Wrong("floats for counts", (4.0, 8.0, 32.0), "a whole number (int): write 4"),
     ],
     "row_sums": [
         Wrong("uncoalesced (one lane per row)", rows_one_thread, "31 lanes of the warp idle"),
@@ -191,10 +192,16 @@ def _pipe_copies_share_an_engine(n_chunks, h2d_ms, kernel_ms, d2h_ms):
     return h + k + d + (n_chunks - 1) * max(h + d, k)  # one copy engine for both directions: not the model
 
 
+def _pipe_floor_division(n_chunks, h2d_ms, kernel_ms, d2h_ms):
+    h, k, d = h2d_ms // n_chunks, kernel_ms // n_chunks, d2h_ms // n_chunks  # // drops each chunk's fraction
+    return h + k + d + (n_chunks - 1) * max(h, k, d)
+
+
 WRONG["pipeline"] = [
     Wrong("no fill or drain", _pipe_no_fill_drain, "fill and drain"),
     Wrong("no overlap", _pipe_serial, "the serial time"),
     Wrong("totals, not per chunk", _pipe_totals, "whole-array times"),
     Wrong("off by one", _pipe_one_slot_too_many, "n_chunks - 1 more"),
     Wrong("one copy engine", _pipe_copies_share_an_engine, "inputs wrong"),
+    Wrong("floor division", _pipe_floor_division, "by the floor (integer) division `h2d_ms // n_chunks`"),
 ]

@@ -101,6 +101,8 @@ WRONG = {
         Wrong("numba", "numba", "CUDA C already"),
         Wrong("pycuda", "pycuda", "no FFTs"),
         Wrong("cuda.core", "cuda.core", "no array library"),
+        Wrong("an option number", 2, "one of the names ('numba', 'cupy', 'pycuda' or 'cuda.core'), not the number 2"),
+        Wrong("an option letter", "b", "not the letter 'b'"),
     ],
 }
 WRONG_GPU = {}

@@ -26,6 +26,14 @@ def unsquared_sum(x):
     return total
 
 
+@njit(parallel=True)
+def float32_sum_of_squares(x):
+    total = np.float32(0.0)  # a float32 accumulator: x is float64, so is the answer
+    for i in prange(x.size):
+        total += np.float32(x[i] * x[i])
+    return total
+
+
 # -- leaky_relu
 def _leaky(x, alpha):
     return x if x > 0 else alpha * x
@@ -66,6 +74,7 @@ WRONG = {
         Wrong("thinks parallel=True is enough", 1, "range"),
         Wrong("counts cores", 2, "not of cores"),
         Wrong("unknown", 5, "not right"),
+        Wrong("a float for a count", 0.0, "a whole number (int): write 0"),
     ],
     "leaky_relu": [
         Wrong("np.vectorize", np.vectorize(_leaky), "Python loop in disguise"),
@@ -79,6 +88,7 @@ WRONG = {
         Wrong("serial @njit", serial_sum_of_squares, "one core"),
         Wrong("parallel=True with range", range_sum_of_squares, "parfor count 0"),
         Wrong("not squared", unsquared_sum, "square each element"),
+        Wrong("float32 accumulator", float32_sum_of_squares, "the difference is float32 rounding"),
     ],
     "gpu_wins_from": [
         Wrong("kernel only", _gpu_only_rows, "kernel alone"),

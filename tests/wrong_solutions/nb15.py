@@ -33,7 +33,9 @@ WRONG = {
         Wrong("memcheck", "memcheck", "outside an allocation"),
         Wrong("synccheck", "synccheck", "barriers used wrongly"),
         Wrong("initcheck", "initcheck", "never written"),
-        Wrong("unknown", "nsys", "not right"),
+        Wrong("not a tool", "nsys", "'nsys' is not one of them"),
+        Wrong("the whole command", "compute-sanitizer --tool racecheck", "alone: 'racecheck'"),
+        Wrong("an option number", 2, "one of the names ('memcheck', 'racecheck', 'initcheck' or 'synccheck')"),
     ],
     "dram_gbs": [
         Wrong("reads only", _gbs_read_only, "bytes written too"),
