@@ -14,12 +14,12 @@ DRIVER = """
 import json, sys
 sys.path[:0] = [{root!r}, {tests!r}]
 import helpers
-from helpers.grading import cli, execute, report
+from helpers.grading import cli, execute, progress
 calls = []
 if {mode!r} == "interrupt":
-    def interrupt(self, label, outcome):
+    def interrupt(self, label, outcome, gpu=None):
         raise KeyboardInterrupt
-    report.Progress.update = interrupt
+    progress.Progress.update = interrupt
 elif {mode!r} == "restart":
     real = execute.run_child
     def flaky(job, workdir, settings, gpu, judge=None):
