@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .values import DTYPES, SIGNED, UNSIGNED, fma64_exact, ftz32, to_f32, two_sum
+from .values import DTYPES, SIGNED, UNSIGNED, add_to_f32, fma64_exact, ftz32, to_f32, two_sum
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 OPS = {}
@@ -85,6 +85,12 @@ def _generic(ins, cx, f, nsrc, T=None):
     if fin:
         return lambda S, idx: d(S, idx, fin(f(a(S, idx), b(S, idx), c(S, idx))))
     return lambda S, idx: d(S, idx, f(a(S, idx), b(S, idx), c(S, idx)))
+
+
+def _f64(x):
+    """As float64; a uniform register (one element broadcast) stays one element."""
+    x = np.asarray(x)
+    return np.float64(x.reshape(-1)[0]) if x.ndim == 1 and len(x) and x.strides == (0,) else x.astype(np.float64)
 
 
 def _wide(T):
@@ -187,8 +193,10 @@ def _mad(ins, cx):
     mode = _mode(ins) or "rn"
 
     def fma32(a, b, c):  # the product of two floats is exact in float64; one error term left
-        p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
-        c = np.asarray(c, np.float64)
+        p = _f64(a) * _f64(b)
+        c = _f64(c)
+        if mode == "rn":
+            return np.asarray(add_to_f32(p, c))
         s, e = two_sum(p, c)
         r = to_f32(s, mode, e)
         return _sum_zero_sign(r, p, c) if mode == "rm" else r

@@ -109,12 +109,12 @@ class Cx:
 
                 def g(S, idx):
                     r = S.R[slot]
-                    return r if idx is None else r[idx]
+                    return r if idx is None else pick(r, idx)
             else:
 
                 def g(S, idx):
                     r = S.R[slot]
-                    return convert(r if idx is None else r[idx], D, T)
+                    return convert(r if idx is None else pick(r, idx), D, T)
 
             return g
         if isinstance(op, Vec):  # {%r1, %r2} read as one wider value (mov.b64 %rd, {lo, hi})
@@ -167,10 +167,14 @@ class Cx:
         def w(S, idx, v):
             if D != T:
                 v = convert(np.asarray(v), T, D)
-            if idx is None:  # in place: a new array per write costs page faults at a million threads
-                S.R[slot][...] = v
-            else:
-                S.R[slot][idx] = v
+            r = S.R[slot]
+            if idx is None:
+                S.R[slot] = store(r, v, D, S.n)
+            elif r.flags.writeable:
+                r[idx] = v
+            elif not _same_uniform(r, v, D):  # a uniform (or never written) register gets values of its own
+                r = S.R[slot] = np.array(r)
+                r[idx] = v
 
         return w
 
@@ -200,3 +204,36 @@ class Cx:
 
 
 UNS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: _U32, 8: _U64}
+
+
+def uniform(value, D, n):
+    """One value for every thread: a read-only broadcast of one element, no memory per thread."""
+    return np.broadcast_to(np.array(value, D).reshape(1), (n,))
+
+
+def pick(r, idx):
+    """Register r's values for threads idx; a uniform register stays one element."""
+    return np.broadcast_to(r[:1], (len(idx),)) if r.strides == (0,) else r[idx]
+
+
+def _same_uniform(r, v, D):
+    """Writing v leaves uniform register r as it is (the same bits for every thread)."""
+    v = np.asarray(v, D)
+    if v.ndim and v.strides != (0,):
+        return False
+    return r.strides == (0,) and v.reshape(-1)[:1].tobytes() == r[:1].tobytes()
+
+
+def store(r, v, D, n):
+    """What register `r` (n values of type D) holds after every thread writes v.
+
+    Why not always a fresh array: at a million threads each fresh register is megabytes of new pages
+    for the kernel to fault in, which costs more than the arithmetic. A value the same for every thread
+    stays one element; otherwise the register's own memory is reused where it has some."""
+    v = np.asarray(v)
+    if v.ndim == 0 or v.strides == (0,):
+        return uniform(v if v.ndim == 0 else v[0], D, n)
+    if r.flags.writeable:
+        r[...] = v
+        return r
+    return np.array(v, D)

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..accesses import BadAccess, unlinear
 from ..errors import KernelError
+from .decode import uniform
 from .log import AccessLog
 from .memory import unravel
 
@@ -54,7 +55,7 @@ class Block:
         self.tpb = prog.tpb
         n = self.n = prog.tpb * nblk
         self.all = np.arange(n)
-        self.R = [np.zeros(n, dt) for dt in prog.slot_types]
+        self.R = [uniform(0, dt, n) for dt in prog.slot_types]  # registers get memory when first written
         for slot, values in prog.special_values(b, nblk).items():
             self.R[slot] = values
         self.pc = np.full(n, prog.start, np.int64)

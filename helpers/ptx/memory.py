@@ -252,7 +252,7 @@ def _param(ins, cx, T, mem, items, store):
         def ldk(S, idx):
             for i, s in enumerate(sets):
                 v = S.kparam[start + i * w : start + (i + 1) * w].view(T)[0]
-                s(S, idx, np.full(S.width(idx), v, T))
+                s(S, idx, v)  # one value for all threads: the register stays uniform (decode.store)
 
         return ldk
     key = (cx.fn.name, name)
@@ -285,7 +285,7 @@ def decode_cvta(ins, cx):
     T = cx.typ(ins)
     d, a = cx.dst(ins.operands[0], T), cx.src(ins.operands[1], T)
     if space == "global":
-        return lambda S, idx: d(S, idx, np.array(a(S, idx), T, copy=True))
+        return lambda S, idx: d(S, idx, a(S, idx))  # the setter keeps its own copy (decode.store)
     if space == "param":
         raise cx.refuse(ins)
     tag = np.uint64(TAG[space] << GSHIFT)

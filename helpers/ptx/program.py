@@ -17,7 +17,7 @@ from . import atomics, warp
 from . import machine as M
 from . import memory as mem
 from .alu import OPS
-from .decode import Cx, Unsupported, refuse
+from .decode import Cx, Unsupported, refuse, uniform
 from .moves import comparison  # noqa: F401  (registers mov/cvt/setp in OPS)
 from .parser import Imm
 from .records import Location, SourceRef, _param_names, _shared_decl, demangle
@@ -244,12 +244,13 @@ class Program:
         return self.locations[self.line_of[p]].line
 
     def special_values(self, b, nblk=1):
-        """Special registers of blocks b .. b + nblk - 1, one value per thread (only those the kernel reads)."""
+        """Special registers of blocks b .. b + nblk - 1, one value per thread (only those the kernel reads);
+        a value the same for every thread is one element (decode.uniform)."""
         n, bd, gd = self.tpb, self.blockdim, self.griddim
-        t = np.tile(np.arange(n), nblk)
+        t = np.tile(np.arange(n), nblk) if nblk > 1 else np.arange(n)
         m = len(t)
-        blk = np.repeat(np.arange(b, b + nblk), n)
-        lane = t % 32
+        blk = np.repeat(np.arange(b, b + nblk), n) if nblk > 1 else b
+        lane = lambda: t % 32  # noqa: E731 - only for the specials that need it
         vals = {
             "%tid.x": lambda: t % bd[0],
             "%tid.y": lambda: t // bd[0] % bd[1],
@@ -257,23 +258,26 @@ class Program:
             "%ctaid.x": lambda: blk % gd[0],
             "%ctaid.y": lambda: blk // gd[0] % gd[1],
             "%ctaid.z": lambda: blk // (gd[0] * gd[1]),
-            "%laneid": lambda: lane,
+            "%laneid": lane,
             "%warpid": lambda: t // 32,
-            "%nwarpid": lambda: np.full(m, (n + 31) // 32),
-            "%lanemask_eq": lambda: 1 << lane,
-            "%lanemask_lt": lambda: (1 << lane) - 1,
-            "%lanemask_le": lambda: (2 << lane) - 1,
-            "%lanemask_gt": lambda: 0xFFFFFFFF & ~((2 << lane) - 1),
-            "%lanemask_ge": lambda: 0xFFFFFFFF & ~((1 << lane) - 1),
-            "%dynamic_smem_size": lambda: np.full(m, self.shared_bytes),
+            "%nwarpid": lambda: (n + 31) // 32,
+            "%lanemask_eq": lambda: 1 << lane(),
+            "%lanemask_lt": lambda: (1 << lane()) - 1,
+            "%lanemask_le": lambda: (2 << lane()) - 1,
+            "%lanemask_gt": lambda: 0xFFFFFFFF & ~((2 << lane()) - 1),
+            "%lanemask_ge": lambda: 0xFFFFFFFF & ~((1 << lane()) - 1),
+            "%dynamic_smem_size": lambda: self.shared_bytes,
         }
         for i, a in enumerate("xyz"):
-            vals[f"%ntid.{a}"] = lambda i=i: np.full(m, bd[i])
-            vals[f"%nctaid.{a}"] = lambda i=i: np.full(m, gd[i])
+            vals[f"%ntid.{a}"] = lambda i=i: bd[i]
+            vals[f"%nctaid.{a}"] = lambda i=i: gd[i]
         out = {}
         for name, (slot, dt) in ((k, v) for k, v in self.slot_of.items() if isinstance(k, str)):
             got = vals.get(name)
-            out[slot] = np.asarray(got() if got else np.zeros(m), np.int64).astype(dt)
+            v = got() if got else 0
+            out[slot] = (
+                uniform(np.int64(v).astype(dt), dt, m) if np.ndim(v) == 0 else np.asarray(v, np.int64).astype(dt)
+            )
         return out
 
     # -- decoding ----------------------------------------------------------------------------

@@ -87,6 +87,23 @@ def two_sum(a, b):
     return s, np.where(np.isfinite(s), e, 0.0)
 
 
+def add_to_f32(p, c):
+    """float64 p + c rounded once, to nearest, to float32 (fma.rn.f32 with p the exact product).
+
+    Why not always two_sum: rounding to float64 first and then to float32 differs from rounding once only
+    where the float64 sum lands exactly halfway between two float32 numbers (its low 29 mantissa bits
+    10...0) or among float32 subnormals (other halfway patterns): the exact error is worked out there
+    alone, which at a million threads saves a dozen full-size temporaries."""
+    s = p + c
+    risky = ((s.view(np.int64) & 0x1FFFFFFF) == 0x10000000) | (np.abs(s) < np.float64(2.0**-126))
+    r = s.astype(np.float32)
+    if risky.any():
+        k = np.flatnonzero(risky)
+        ss, e = two_sum(np.broadcast_to(p, s.shape)[k], np.broadcast_to(c, s.shape)[k])
+        r[k] = to_f32(ss, "rn", e)
+    return r
+
+
 def to_f32(s, mode="rn", e=None):
     """Round float64 values to float32 in PTX rounding mode rn/rz/rm/rp."""
     s = np.asarray(s, np.float64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.ptx.values import round_odd, two_sum
+from helpers.ptx.values import add_to_f32, round_odd, two_sum
 
 
 def test_round_odd_by_bits_is_nextafter_toward_the_exact_sum():
@@ -22,3 +22,17 @@ def test_round_odd_by_bits_is_nextafter_toward_the_exact_sum():
     want[fix] = np.nextafter(s[fix], np.where(e[fix] > 0, np.inf, -np.inf))
     assert fix.sum() > 1000
     assert round_odd(s, e).tobytes() == want.tobytes()
+
+
+def test_fma_sum_halfway_between_two_floats_rounds_once():
+    """1.000244140625 squared is 1 + 2^-11 + 2^-24, halfway between two float32 numbers; adding 2^-60 must
+    round up. Rounded to float64 first the sum is the halfway point itself, and ties-to-even would round
+    down: add_to_f32 works out the exact error where the float64 sum is such a halfway point."""
+    a = np.float32(1 + 2.0**-12)
+    p = np.array([a], np.float64) * np.float64(a)
+    for c, want in ((2.0**-60, 1 + 2.0**-11 + 2.0**-23), (-(2.0**-60), 1 + 2.0**-11), (0.0, 1 + 2.0**-11)):
+        got = add_to_f32(p, np.array([c]))
+        assert got.dtype == np.float32 and got[0] == np.float32(want), (c, got)
+    tiny = np.array([2.0**-149 * 1.5])  # halfway between the two smallest float32 subnormals, then nudged
+    assert add_to_f32(tiny, np.array([2.0**-210]))[0] == np.float32(2.0**-148)
+    assert add_to_f32(tiny, np.array([-(2.0**-210)]))[0] == np.float32(2.0**-149)
