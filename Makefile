@@ -38,7 +38,7 @@ endif
 NOTEBOOK_TESTS := --nbval --nbval-kernel-name python3 --nbval-cell-timeout 600 -p no:cacheprovider
 XDIST := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
-.PHONY: help env lab lint test test-busy test-fast test-gpu notebooks lock pycuda bench grade clean browser-deps test-browser screenshots
+.PHONY: help env lab lint test test-busy test-fast test-gpu notebooks lock pycuda bench grade clean browser-deps test-browser screenshots mutation-report
 
 help:
 	@echo "make lab        open the course in JupyterLab (builds .venv the first time)"
@@ -48,6 +48,7 @@ help:
 	@echo "make lint       ruff check + ruff format --check over helpers/, tools/, bench/, tests/; tools/lint_tests.py over tests/"
 	@echo "make test-gpu   run the notebooks on a real GPU and write docs/gpu-test-record.md"
 	@echo "make notebooks  regenerate notebooks/ from solutions/ (the source of truth)"
+	@echo "make mutation-report  grade every mutant of every exercise's reference -> docs/mutation-report.md (COURSE_MODE=gpu on a GPU: the GPU column)"
 	@echo "make lock       re-resolve requirements/*.lock from requirements/*.in"
 	@echo "make test-browser  JupyterLab in headless Chromium: notebooks, widgets, exercises (installs Chromium as root)"
 	@echo "make screenshots   retake the README pictures (docs/img) with the browser tests"
@@ -94,6 +95,11 @@ test-gpu: $(ENV_DEP)
 
 notebooks: $(ENV_DEP)
 	$(PY) tools/sync_notebooks.py
+
+# Wrong answers derived from every reference, graded by each exercise's check (helpers/mutation):
+# writes docs/data/mutation-<mode>.json and docs/mutation-report.md, which make test checks.
+mutation-report: $(ENV_DEP)
+	$(PY) -W ignore -m helpers.mutation
 
 lock:
 	$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install -q "uv==0.13.9"

@@ -76,16 +76,21 @@ def _describe_unwritten(ex, kernel, n):
         shape = a.shape(n) if callable(a.shape) else a.shape
         args.append(rng.uniform(0, 1, shape).astype(a.dtype) if a.role == "in" else np.full(shape, np.nan, a.dtype))
     out_pos = [p for p, a in enumerate(ex.args) if a.role == "out"][0]
-    grid, block = ex.launch.config(n)
-    try:
-        if is_remote(kernel):  # the batch grader: traced in the student's process, the arrays come back
-            kernel.trace(grid, block, args, [])
-        else:
-            trace(kernel, grid, block, *args)
-    except Exception:  # any failure: the engine's own message stands
-        return None
-    missing = np.isnan(args[out_pos])
-    if not missing.any():
+    fresh = [a.copy() for a in args]
+    for case in range(ex.launch.shapes):  # the check cycles through launch shapes: find the one that fails
+        grid, block = ex.launch.config(n, case)
+        args = [a.copy() for a in fresh]
+        try:
+            if is_remote(kernel):  # the batch grader: traced in the student's process, the arrays come back
+                kernel.trace(grid, block, args, [])
+            else:
+                trace(kernel, grid, block, *args)
+        except Exception:  # any failure: the engine's own message stands
+            return None
+        missing = np.isnan(args[out_pos])
+        if missing.any():
+            break
+    else:
         return None
     name = ex.args[out_pos].name
     written = ~missing

@@ -252,6 +252,9 @@ class CallExercise(_FunctionAnswer):
 
     judge: Callable = None
     success: str = "correct."
+    # A function of no arguments that builds the reference (a ufunc, an @njit function): mutation
+    # testing (helpers/mutation) rewrites its source to derive wrong answers.
+    factory: Callable = None
     # True when ``judge`` also works on a stand-in for a function in the student's process
     # (exercises/remote.py): the batch grader may then judge this exercise from its own process.
     remote_ok: bool = False

@@ -81,6 +81,9 @@ def answer_facts(obj) -> dict:
         "np_vectorize": isinstance(obj, np.vectorize),
         "cpu_jit": bool(_numba.is_cpu_jit(obj)),
         "parallel": bool(_numba.cpu_jit_options(obj).get("parallel")),
+        # @vectorize with signatures: the default target="cpu" gives a DUFunc (one core), target="parallel"
+        # a plain NumPy ufunc whose loop Numba splits across threads (checked against numba 0.68).
+        "target": ("cpu" if type(obj).__name__ == "DUFunc" else "parallel") if ufunc else None,
     }
 
 

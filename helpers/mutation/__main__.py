@@ -29,7 +29,7 @@ def main(argv) -> int:
     if only:
         return 0
     mode = "gpu" if env.on_gpu() else "cpu"
-    device = env.device_name() if mode == "gpu" and hasattr(env, "device_name") else ""
+    device = (env.MODE.info.name or "a GPU") if mode == "gpu" else ""
     print(f"wrote {write_record(mode, outcomes, device)} and {write_page()}")
     return 0
 

@@ -134,3 +134,29 @@ def grade(ex, mutant: Mutant, tree, namespace, call: bool) -> Outcome:
 
 def run_exercise(ex) -> list[Outcome]:
     return [grade(ex, m, tree, ns, call) for m, tree, ns, call in mutants(ex)]
+
+
+GPU_LIKE = {"1d": 1 << 14, "2d": 96}  # sizes an equivalent mutant must also be right at
+
+
+def right_at_size(ex, answer) -> bool:
+    """Does a kernel answer compute the oracle's numbers at a GPU-like size (traced on the CPU)?
+    The check's own sizes are small; an equivalent mutant must be right where a GPU would run it."""
+    from ..exercises.explain import compare
+    from ..exercises.inputs import make
+    from ..exercises.launch import Grid2D
+    from ..tracer import trace
+
+    n = GPU_LIKE["2d" if isinstance(ex.launch, Grid2D) else "1d"]
+    rule = launch_for(ex, ex.launch.example if ex.launch.kind == "learner" else None)
+    grid, block = rule(n, 0)
+    rng = np.random.default_rng(SEED)
+    args = [make(a, rng, n, grid) for a in ex.args]
+    inputs = {a.name: (v.copy() if isinstance(v, np.ndarray) else v) for a, v in zip(ex.args, args) if a.role != "out"}
+    want = ex.expect(**{a.name: inputs[a.name] for a in ex.args if a.role in ("in", "scalar", "size")})
+    want = want if isinstance(want, tuple) else (want,)
+    trace(answer, grid, block, *args)
+    got = [args[p] for p, a in enumerate(ex.args) if a.role in ("out", "acc")]
+    return all(
+        not any(part.size for part in compare(g, np.asarray(w), ex.rtol, ex.atol, True)) for g, w in zip(got, want)
+    )

@@ -20,8 +20,14 @@ vector_add = KernelExercise(
     args=(In("a"), In("b"), Out("out")),
     expect=lambda a, b: a + b,
     reference=_vector_add,
-    launch=per_element(32),
-    budgets={"global_reads_per_thread": 2},
+    launch=per_element(32, 128, 64),
+    budgets={
+        "global_reads_per_thread": (
+            2,
+            "each thread reads its own a[i] and b[i] once: one thread per element, i = cuda.grid(1), "
+            "not a loop over other threads' elements.",
+        )
+    },
     mistakes=((lambda a, b: a - b, "that is a - b: add the two inputs."),),
     hints=(
         "i = cuda.grid(1) gives each thread its own element.",
@@ -66,13 +72,20 @@ def _square_stride(x, out):
 
 square_stride = KernelExercise(
     prompt=(
-        "Write a kernel that sets out[i] = x[i] ** 2 for every element, using a grid-stride loop (the grid is 2 "
-        "blocks of 32 threads, whatever n is)."
+        "Write a kernel that sets out[i] = x[i] ** 2 for every element, using a grid-stride loop (the check "
+        "launches a small grid of its own choosing, 2 to 4 blocks of 32 or 64 threads, whatever n is)."
     ),
     args=(In("x"), Out("out")),
     expect=lambda x: x * x,
     reference=_square_stride,
-    launch=fixed(2, 32),
+    launch=fixed(2, 32, more=((3, 64), (4, 32))),
+    budgets={
+        "coalescing": (
+            0.8,
+            "a warp's 32 threads should touch 32 neighbouring elements at each step: start at cuda.grid(1) and "
+            "step by cuda.gridsize(1), rather than giving each thread a contiguous chunk.",
+        )
+    },
     hints=(
         "Start at cuda.grid(1) and step by cuda.gridsize(1), the number of threads in the whole grid.",
         "for i in range(cuda.grid(1), x.size, cuda.gridsize(1)): out[i] = x[i] * x[i]",
@@ -94,7 +107,7 @@ histogram = KernelExercise(
     args=(In("data", "int32", low=0, high=BINS), Acc("hist", "int32", shape=(BINS,))),
     expect=lambda data: np.bincount(data, minlength=BINS).astype(np.int32),
     reference=_histogram,
-    launch=per_element(32),
+    launch=per_element(32, 128, 64),
     mistakes=(
         (
             lambda data: np.bincount(data[:32], minlength=BINS).astype(np.int32) * -(-data.size // 32),

@@ -1,9 +1,9 @@
 """Notebook 04 - 2D grids and images: one thread per pixel, ``col, row = cuda.grid(2)``.
 
 The exercise engine sizes problems by one number n. Here each n stands for an image shape,
-drawn so that rows != cols (a swapped row/column index then fails) and so that no side is a
-multiple of the 8x8 block (the guard is needed in both dimensions). The launch is always the
-correct ceiling-division 2D grid: these exercises are about the kernel, not the launch.
+drawn so that rows != cols (a swapped row/column index then fails), with sides below, at and one
+past multiples of the block (see ``_image_sizes``). The launch is always the correct
+ceiling-division 2D grid, with blocks the check chooses: these exercises are about the kernel.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from numba import cuda
 from helpers.exercises import ImageExercise, In, Out, grid2d, register
 
 BLOCK = (8, 8)  # (x, y) = (along columns, along rows)
+OTHER_BLOCK = (16, 4)  # the check's second block: a kernel that assumes square 8x8 blocks fails on it
 _SHAPES: dict[int, tuple[int, int]] = {}  # n (pixels) -> (rows, cols); filled by _image_sizes
 
 
@@ -25,13 +26,23 @@ def _shape(n: int) -> tuple[int, int]:
 
 
 def _image_sizes(rng, threads):
-    """Three shapes: smaller than one block, a few blocks with partial edges, a wide one."""
+    """Four shapes, one per launch case (blocks cycle 8x8, 16x4): smaller than one block; sides exact
+    multiples of the block; sides one past a multiple; over 1,024 pixels with partial edges. Never
+    square, and cols exceed rows by more than a block, so swapped row and col always show."""
     picks = []
-    for rows_range, cols_range in (((2, 7), (3, 8)), ((9, 16), (17, 30)), ((17, 26), (33, 47))):
+    draws = (
+        lambda: (int(rng.integers(2, 8)), int(rng.integers(3, 8))),
+        lambda: (OTHER_BLOCK[1] * int(rng.integers(3, 7)), OTHER_BLOCK[0] * int(rng.integers(3, 5))),
+        lambda: (BLOCK[1] * int(rng.integers(1, 4)) + 1, BLOCK[0] * int(rng.integers(4, 6)) + 1),
+        lambda: (int(rng.integers(17, 31)), int(rng.integers(47, 81))),
+    )
+    for case, draw in enumerate(draws):
         while True:
-            rows, cols = int(rng.integers(*rows_range)), int(rng.integers(*cols_range))
+            rows, cols = draw()
             n = rows * cols
-            if rows != cols and rows % BLOCK[1] and cols % BLOCK[0] and n not in picks:
+            apart = case == 0 or cols - rows > 2 * max(BLOCK)
+            partial = case != 3 or (rows % OTHER_BLOCK[1] and cols % OTHER_BLOCK[0] and n > 1024)
+            if rows != cols and apart and partial and n not in picks:
                 if _SHAPES.get(n, (rows, cols)) == (rows, cols):
                     break
         _SHAPES[n] = (rows, cols)
@@ -39,7 +50,7 @@ def _image_sizes(rng, threads):
     return picks
 
 
-_LAUNCH = grid2d(BLOCK, shape=_shape)
+_LAUNCH = grid2d(BLOCK, shape=_shape, more=(OTHER_BLOCK,))
 
 
 def _gray(n):
@@ -71,7 +82,8 @@ def _grayscale_expect(img):
 grayscale = ImageExercise(
     prompt=(
         "Write a kernel that converts an RGB image img (rows, cols, 3) to gray: "
-        "out[row, col] = 0.299 * red + 0.587 * green + 0.114 * blue. The launch is 8x8 blocks, one thread per pixel."
+        "out[row, col] = 0.299 * red + 0.587 * green + 0.114 * blue. The check launches blocks of its own "
+        "choosing (8x8, 16x4), one thread per pixel."
     ),
     args=(In("img", shape=_rgb, low=0.0, high=1.0), Out("out", shape=_gray)),
     expect=_grayscale_expect,

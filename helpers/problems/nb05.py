@@ -46,7 +46,7 @@ stencil = KernelExercise(
     args=(In("x"), Out("out")),
     expect=_stencil_expect,
     reference=_stencil,
-    launch=per_element(BLOCK),
+    launch=per_element(BLOCK, fixed_by="the shared tile holds BLOCK + 2 elements, a constant of the exercise"),
     rtol=1e-5,
     atol=1e-5,
     budgets={
@@ -91,8 +91,9 @@ def _matmul_tiled(A, B, C):
 
 
 def _matmul_sizes(rng, threads):
-    # Not multiples of TILE (partial tiles at the edges), 2 or 3 tiles per side.
-    return [int(rng.integers(9, 16)), int(rng.integers(17, 24))]
+    # Rows with partial tiles, an exact multiple of TILE, and one past a multiple; the columns
+    # (_n) exceed the rows by more than a tile, so swapped x and y always show.
+    return [int(rng.integers(9, 16)), TILE * int(rng.integers(2, 4)), TILE * int(rng.integers(2, 4)) + 1]
 
 
 def _k(n):
@@ -100,7 +101,7 @@ def _k(n):
 
 
 def _n(n):
-    return n + 3  # columns of B and C
+    return n + TILE + 3  # columns of B and C: more than a tile wider than C is tall
 
 
 matmul_tiled = KernelExercise(
@@ -117,7 +118,11 @@ matmul_tiled = KernelExercise(
     ),
     expect=lambda A, B: (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32),
     reference=_matmul_tiled,
-    launch=grid2d((TILE, TILE), shape=lambda n: (n, _n(n))),
+    launch=grid2d(
+        (TILE, TILE),
+        shape=lambda n: (n, _n(n)),
+        fixed_by="the shared tiles are TILE x TILE, a constant of the exercise",
+    ),
     sizes=_matmul_sizes,
     rtol=1e-4,
     atol=1e-4,
@@ -161,16 +166,18 @@ def _transpose_padded(inp, out):
 
 
 def _transpose_sizes(rng, threads):
-    return [int(rng.integers(20, 32)), int(rng.integers(33, 48))]
+    # Rows below one tile; then a side that is an exact multiple of T_TILE (rows 32, or columns
+    # 27 + 37 = 64), and a side one past a multiple (rows 33, or columns 28 + 37 = 65).
+    return [int(rng.integers(20, 32)), int(rng.choice([T_TILE, 2 * T_TILE - 37])), int(rng.choice([33, 28]))]
 
 
 def _cols(n):
-    return n + 13  # not square: swapped indices show
+    return n + 37  # more than a tile wider than tall: swapped indices always show
 
 
 transpose_padded = KernelExercise(
     prompt=(
-        f"out = inp.T for an (n, n + 13) float32 matrix, through a shared {T_TILE} x {T_TILE} tile: blocks of "
+        f"out = inp.T for an (n, n + 37) float32 matrix, through a shared {T_TILE} x {T_TILE} tile: blocks of "
         f"{T_TILE} x {T_ROWS} threads, each thread moves {T_TILE // T_ROWS} elements. Reads AND writes of "
         "global memory "
         "must be coalesced and the tile free of bank conflicts."
@@ -178,7 +185,12 @@ transpose_padded = KernelExercise(
     args=(In("inp", shape=lambda n: (n, _cols(n))), Out("out", shape=lambda n: (_cols(n), n))),
     expect=lambda inp: np.ascontiguousarray(inp.T),
     reference=_transpose_padded,
-    launch=grid2d((T_TILE, T_ROWS), tile=(T_TILE, T_TILE), shape=lambda n: (n, _cols(n))),
+    launch=grid2d(
+        (T_TILE, T_ROWS),
+        tile=(T_TILE, T_TILE),
+        shape=lambda n: (n, _cols(n)),
+        fixed_by="the tile is T_TILE x T_PADDED; each thread moves T_TILE // T_ROWS elements: constants",
+    ),
     sizes=_transpose_sizes,
     budgets={
         "coalescing": (

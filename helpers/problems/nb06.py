@@ -38,7 +38,7 @@ histogram_shared = KernelExercise(
     args=(In("data", "int32", low=0, high=BINS), Acc("hist", "int32", shape=(BINS,))),
     expect=lambda data: np.bincount(data, minlength=BINS).astype(np.int32),
     reference=_histogram_shared,
-    launch=per_element(HIST_THREADS),
+    launch=per_element(HIST_THREADS, fixed_by="the prompt gives blocks of HIST_THREADS threads, more than BINS"),
     budgets={
         "global_atomics_per_block": (
             BINS,
@@ -91,7 +91,7 @@ sum_atomic = KernelExercise(
     args=(In("x", low=0.0, high=1.0), Acc("total", "float32", shape=(1,))),
     expect=lambda x: np.array([x.astype(np.float64).sum()], dtype=np.float32),
     reference=_sum_atomic,
-    launch=per_element(SUM_THREADS),
+    launch=per_element(SUM_THREADS, fixed_by="the shared buffer holds SUM_THREADS partial sums, a constant"),
     rtol=1e-4,
     atol=1e-4,
     budgets={
@@ -140,7 +140,8 @@ def _scan(x, out):
 
 def _scan_sizes(rng, threads):
     # A full block first: the span budget needs it traced, and on a GPU only the first two sizes are.
-    return [SCAN, int(rng.integers(3, 32)), int(rng.integers(33, SCAN))]
+    # Then one element (one past zero blocks), a part of the block, and more than half of it.
+    return [SCAN, 1, int(rng.integers(3, 32)), int(rng.integers(33, SCAN))]
 
 
 scan = KernelExercise(
@@ -154,7 +155,7 @@ scan = KernelExercise(
     args=(In("x", "int32", low=-9, high=10), Out("out", "int32")),
     expect=lambda x: np.cumsum(x).astype(np.int32),
     reference=_scan,
-    launch=fixed(1, SCAN),
+    launch=fixed(1, SCAN, fixed_by="one block of SCAN threads scans up to SCAN elements, as the prompt says"),
     sizes=_scan_sizes,
     budgets={
         "max_accesses_per_thread": (
@@ -207,7 +208,7 @@ warp_sum = KernelExercise(
     args=(In("x", low=0.0, high=1.0), Acc("total", "float32", shape=(1,))),
     expect=lambda x: np.array([x.astype(np.float64).sum()], dtype=np.float32),
     reference=_warp_sum,
-    launch=per_element(WARP_THREADS),
+    launch=per_element(WARP_THREADS, fixed_by="the prompt gives blocks of WARP_THREADS threads (two warps)"),
     rtol=1e-4,
     atol=1e-4,
     budgets={

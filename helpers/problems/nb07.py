@@ -82,7 +82,9 @@ def _row_sums(A, out):
 
 
 def _row_sum_sizes(rng, threads):
-    return [int(rng.integers(3, 9)), int(rng.integers(10, 17))]
+    # Rows shorter than one block (n <= 8: 3n + 5 < 32), exactly a multiple of WARP (n = 9: 32
+    # columns), one past a multiple (n = 20: 65 columns), and any other.
+    return [int(rng.integers(3, 9)), 9, 20, int(rng.integers(10, 17))]
 
 
 row_sums = KernelExercise(
@@ -94,7 +96,7 @@ row_sums = KernelExercise(
     args=(In("A", shape=lambda n: (n, _cols(n))), Out("out")),
     expect=lambda A: A.astype(np.float64).sum(axis=1).astype(np.float32),
     reference=_row_sums,
-    launch=one_block_per_row(WARP),
+    launch=one_block_per_row(WARP, fixed_by="one block of WARP lanes per row; the shared buffer holds WARP sums"),
     sizes=_row_sum_sizes,
     rtol=1e-4,
     atol=1e-4,

@@ -17,10 +17,16 @@ saxpy = KernelExercise(
     args=(Scalar("a"), In("x"), In("y"), Out("out")),
     expect=lambda a, x, y: a * x + y,
     reference=_saxpy,
-    launch=per_element(32),
+    launch=per_element(32, 128, 64),
     rtol=1e-5,
     atol=1e-5,
-    budgets={"global_reads_per_thread": 2},
+    budgets={
+        "global_reads_per_thread": (
+            2,
+            "each thread reads its own x[i] and y[i] once: one thread per element, i = cuda.grid(1), "
+            "not a loop over other threads' elements.",
+        )
+    },
     hints=("i = cuda.grid(1); the last block sticks out past the end.", "if i < out.size: out[i] = a * x[i] + y[i]"),
 )
 

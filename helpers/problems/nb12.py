@@ -72,6 +72,11 @@ def _judge_leaky_relu(fn, rng):
                 f'"{np.dtype(dtype).name}({np.dtype(dtype).name}, {np.dtype(dtype).name})" too, so the ufunc '
                 "keeps the input's type (float32 moves half the bytes of float64)."
             )
+    if facts.get("target") == "cpu":
+        return False, (
+            "your @vectorize has the default target='cpu', which runs on one core: add target=\"parallel\" so the "
+            "ufunc splits the array across the CPU cores, as the exercise asks."
+        )
     return True, "correct for float32 and float64 arrays with a scalar alpha, and each keeps its type."
 
 
@@ -80,6 +85,7 @@ leaky_relu = CallExercise(
     prompt="Make leaky_relu(x, alpha) a compiled ufunc with numba's @vectorize, target='parallel', for float32 and "
     "float64: x where x > 0, else alpha * x.",
     reference=_leaky_relu_reference(),
+    factory=_leaky_relu_reference,
     judge=_judge_leaky_relu,
     hints=(
         'Write the scalar rule, then put @vectorize(["float32(float32, float32)", "float64(float64, float64)"], '
@@ -159,6 +165,7 @@ sum_of_squares = CallExercise(
     prompt="Write sum_of_squares(x) = x[0]**2 + x[1]**2 + ... with @njit(parallel=True) and a prange loop, so that "
     "it runs on all the CPU cores.",
     reference=_sum_of_squares_reference(),
+    factory=_sum_of_squares_reference,
     judge=_judge_sum_of_squares,
     hints=(
         "A scalar `total += ...` inside a prange loop is a reduction Numba knows how to split across threads.",

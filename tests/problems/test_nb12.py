@@ -52,3 +52,18 @@ def test_leaky_relu_reference_keeps_types():
     for dtype in (np.float32, np.float64):
         out = nb12.leaky_relu.reference(np.array([-2, 0, 3], dtype), dtype(0.5))
         assert out.dtype == dtype and out.tolist() == [-1.0, 0.0, 3.0]
+
+
+def test_a_vectorize_on_the_default_cpu_target_is_not_the_parallel_ufunc_asked_for():
+    """@vectorize without target="parallel" gives the right numbers on one core: the exercise is about
+    target="parallel", so it fails, with the fix named."""
+    from numba import vectorize
+
+    from helpers.problems import nb12
+
+    def leaky_relu(x, alpha):
+        return x if x > 0 else alpha * x
+
+    one_core = vectorize(["float32(float32, float32)", "float64(float64, float64)"])(leaky_relu)
+    r = nb12.leaky_relu.grade(one_core, seed=1)
+    assert r.status == "failed" and "target='cpu'" in r.message and 'target="parallel"' in r.message, r.line()
