@@ -2,7 +2,8 @@
 
 Why: the machine runs each instruction many times (once per thread group per visit), so
 names, types and conversions are resolved once here. A getter `g(S, idx)` returns the
-operand as a NumPy vector for the threads `idx` (None: every thread of the block); a setter
+operand as a NumPy vector for the threads `idx` (None: every thread; a slice: consecutive threads,
+read as a view; else an array of thread numbers); a setter
 `w(S, idx, v)` stores a vector back, converting to the register's declared type.
 """
 
@@ -208,12 +209,21 @@ UNS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: _U32, 8: _U64}
 
 def uniform(value, D, n):
     """One value for every thread: a read-only broadcast of one element, no memory per thread."""
-    return np.broadcast_to(np.array(value, D).reshape(1), (n,))
+    return _repeated(np.array(value, D).reshape(1), n)
+
+
+def _repeated(one, n):
+    """n read-only copies of a one-element array's value (stride 0; np.broadcast_to takes 4x longer)."""
+    a = np.ndarray((n,), one.dtype, one, 0, (0,))
+    a.flags.writeable = False
+    return a
 
 
 def pick(r, idx):
     """Register r's values for threads idx; a uniform register stays one element."""
-    return np.broadcast_to(r[:1], (len(idx),)) if r.strides == (0,) else r[idx]
+    if r.strides != (0,):
+        return r[idx]
+    return _repeated(r[:1], idx.stop - idx.start if isinstance(idx, slice) else len(idx))
 
 
 def _same_uniform(r, v, D):

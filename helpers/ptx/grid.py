@@ -134,12 +134,25 @@ def _crossed(prog, S) -> str:
     return ""
 
 
+def _one_thread_per_element(runs):
+    """Every access to the array by the same threads at the same elements, each element once (y[i] = f(y[i])):
+    no element can be shared, and checking that costs no array of the array's size."""
+    first = runs[0]
+    e = first.elems
+    if first.wide or not (e[1:] > e[:-1]).all():
+        return False
+    return all(
+        not r.wide and (r.tids is first.tids or np.array_equal(r.tids, first.tids)) and np.array_equal(r.elems, e)
+        for r in runs[1:]
+    )
+
+
 def _shared_element(runs, size, tpb):
     """An element of one array that a block wrote (plainly or atomically) and another block touched, where
     that makes the order of blocks matter; None if there is none. Atomic updates from several blocks are
     fine among themselves (atomics.py checks their order) but not next to plain reads or writes."""
     writers = [r for r in runs if r.kind != READ]
-    if not writers:
+    if not writers or _one_thread_per_element(runs):
         return None
     lo = np.full(size, np.iinfo(np.int64).max)
     hi = np.full(size, -1)

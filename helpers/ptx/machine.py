@@ -34,6 +34,11 @@ RUN, WAIT, DONE = 0, 1, 2
 MAX_DEPTH = 16
 
 
+def width(idx):
+    """How many threads group idx holds: an array of thread numbers, or a slice of consecutive ones."""
+    return idx.stop - idx.start if isinstance(idx, slice) else len(idx)
+
+
 class Warps:
     """Per-thread lane, warp number and first lane of each thread's warp (warps never cross blocks)."""
 
@@ -91,7 +96,7 @@ class Block:
         return self.b + t // self.tpb
 
     def width(self, idx):
-        return self.n if idx is None else len(idx)
+        return self.n if idx is None else width(idx)
 
     def fparam_buf(self, key, size):
         buf = self.fparams.get(key)
@@ -145,7 +150,11 @@ class Block:
                 grp = np.flatnonzero(pcs == p)
                 rest = pcs[pcs > p]
                 stop = int(rest.min()) if len(rest) else np.iinfo(np.int64).max
-                self.group(None if len(grp) == self.n else grp, p, stop)
+                if len(grp) == self.n:
+                    grp = None
+                elif grp[-1] - grp[0] + 1 == len(grp):  # consecutive threads: registers are read as views, not copies
+                    grp = slice(int(grp[0]), int(grp[-1]) + 1)
+                self.group(grp, p, stop)
 
     def finish(self):
         """The log, printf lines and step count go to the launch's records."""
@@ -183,7 +192,7 @@ class Block:
                 if m.all():
                     fn(self, idx)
                 elif m.any():
-                    fn(self, np.flatnonzero(m) if idx is None else idx[m])
+                    fn(self, np.flatnonzero(m) if idx is None else self.tids(idx)[m])
             p += 1
         if idx is None:
             self.tsteps += k
@@ -191,7 +200,7 @@ class Block:
             self.tsteps[idx] += k
 
     def runaway(self, idx, p, steps):
-        t = 0 if idx is None else int(idx[0])
+        t = 0 if idx is None else int(self.tids(idx)[0])
         b, t = self.block_of(t), t % self.tpb
         prog = self.prog
         loc = prog.locations[prog.line_of[p]] if prog.line_of[p] is not None else None
@@ -203,7 +212,8 @@ class Block:
         )
 
     def tids(self, idx):
-        return self.all if idx is None else idx
+        """The thread numbers of group idx (a slice gives a view: no copy)."""
+        return self.all if idx is None else self.all[idx] if isinstance(idx, slice) else idx
 
     def release(self):
         """Every live thread waits: check the barrier was the same for all, then let them go."""

@@ -69,7 +69,7 @@ def split(S, space, addr):
 
 def access(S, space, addr, T, kind, idx, loc, values=None):
     """Load (values None) or store `values` of type T at `addr` for threads idx; returns loads."""
-    tids = S.all if idx is None else idx
+    tids = S.tids(idx)
     m = len(tids)
     addr = np.asarray(addr, U64)
     if addr.shape != (m,):
@@ -153,7 +153,8 @@ def _one_window(S, space, wins, kk, off, addr, T, kind, tids, loc, values, first
             return np.zeros(len(tids), T) if values is None else None
         good, gt = off[ok], tids[ok]
     # element numbers once, for the log and the data, when the access is one aligned element
-    elems = good >> (w.bit_length() - 1) if w == 1 or not (good & (w - 1)).any() else None
+    aligned = w == 1 or not int(np.bitwise_or.reduce(good)) & (w - 1)  # one pass, no temporary array
+    elems = good >> (w.bit_length() - 1) if aligned else None
     if win.aid is not None and space in ("global", "shared"):
         S.record(win, good, w, gt, kind, loc, elems if w == win.itemsize else None)
     rows = gt if win.per_thread else None
@@ -262,7 +263,7 @@ def _param(ins, cx, T, mem, items, store):
 
         def stp(S, idx):
             buf = S.fparam_buf(key, size)
-            rows = np.arange(S.n) if idx is None else idx
+            rows = S.tids(idx)
             for i, g in enumerate(gets):
                 v = np.broadcast_to(np.asarray(g(S, idx), T), (len(rows),))
                 _scatter(buf, np.full(len(rows), off + i * w), w, v, rows)
@@ -272,7 +273,7 @@ def _param(ins, cx, T, mem, items, store):
 
     def ldp(S, idx):
         buf = S.fparam_buf(key, size)
-        rows = np.arange(S.n) if idx is None else idx
+        rows = S.tids(idx)
         for i, s in enumerate(sets):
             s(S, idx, _gather(buf, np.full(len(rows), off + i * w), w, T, rows))
 

@@ -87,6 +87,9 @@ def two_sum(a, b):
     return s, np.where(np.isfinite(s), e, 0.0)
 
 
+_F32_NORMAL_BITS = np.float64(2.0**-126).view(np.int64)
+
+
 def add_to_f32(p, c):
     """float64 p + c rounded once, to nearest, to float32 (fma.rn.f32 with p the exact product).
 
@@ -95,7 +98,12 @@ def add_to_f32(p, c):
     10...0) or among float32 subnormals (other halfway patterns): the exact error is worked out there
     alone, which at a million threads saves a dozen full-size temporaries."""
     s = p + c
-    risky = ((s.view(np.int64) & 0x1FFFFFFF) == 0x10000000) | (np.abs(s) < np.float64(2.0**-126))
+    bits = s.view(np.int64)
+    low = bits & 0x1FFFFFFF
+    risky = low == 0x10000000
+    np.bitwise_and(bits, np.int64(0x7FFFFFFFFFFFFFFF), out=low)  # |s| as bits, in the same buffer
+    risky |= low < _F32_NORMAL_BITS  # below float32's normal range (NaN's bits are above it)
+    del low
     r = s.astype(np.float32)
     if risky.any():
         k = np.flatnonzero(risky)
