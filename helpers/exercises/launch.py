@@ -224,6 +224,13 @@ def judge_launch(lr, launch, rule):
                     f"threads, so {n - blocks * threads:,} elements are never computed; write launch(n) as a "
                     "function returning ((n + threads - 1) // threads, threads)."
                 )
+            if _capped(configs):
+                raise Failed(
+                    f"your launch caps the grid at {configs[-1][1]:,} blocks (the same for n = {JUDGE_SIZES[-2]:,} "
+                    f"and {JUDGE_SIZES[-1]:,}), so for n = {n:,} only {blocks * threads:,} threads start: this "
+                    "exercise gives every element its own thread, so let the blocks grow with n, "
+                    "(n + threads - 1) // threads (a capped grid needs a grid-stride loop, another exercise)."
+                )
             raise Failed(
                 f"for n = {n:,} your launch starts {blocks:,} blocks of {threads} threads, only {blocks * threads:,} "
                 f"threads for {n:,} elements, so the last ones are never computed: round the number of blocks "
@@ -247,6 +254,12 @@ def judge_launch(lr, launch, rule):
                 f"more than the {need:,} that cover every element; the extra blocks only start up and do nothing: "
                 "use (n + threads - 1) // threads blocks."
             )
+
+
+def _capped(configs) -> bool:
+    """The number of blocks stopped growing with n (min(blocks, 4), a fixed grid): a cap, not a rounding slip."""
+    (_, b1, t1), (_, b2, t2) = configs[-2], configs[-1]
+    return b1 == b2 and t1 == t2 and b1 * t1 < JUDGE_SIZES[-1]
 
 
 class NotAttempted(Exception):

@@ -36,6 +36,20 @@ class Launch(NamedTuple):
     total: int
     on_device: list
     block: int | None = None
+    aliased: bool = False  # the same memory passed as input and output
+
+
+def _same_memory(a, b) -> bool:
+    """Do two launch arguments share memory (d_x passed as both x and out)? Device arrays by their
+    address; the simulator's arrays by the NumPy array they wrap."""
+    if a is b:
+        return True
+    try:
+        return a.__cuda_array_interface__["data"][0] == b.__cuda_array_interface__["data"][0]
+    except (AttributeError, KeyError, TypeError):
+        pass
+    inner_a, inner_b = getattr(a, "_ary", a), getattr(b, "_ary", b)
+    return isinstance(inner_a, np.ndarray) and isinstance(inner_b, np.ndarray) and np.shares_memory(inner_a, inner_b)
 
 
 def _threads_in(dim) -> int:
@@ -62,7 +76,9 @@ class _SpyKernel:
             if len(args) != 2:
                 raise LearnerError(f"the kernel takes 2 arguments (x, out), but it was launched with {len(args)}.")
             total = _threads_in(blocks) * _threads_in(threads)
-            self.launches.append(Launch(total, [_is_device_array(a) for a in args], _threads_in(threads)))
+            self.launches.append(
+                Launch(total, [_is_device_array(a) for a in args], _threads_in(threads), _same_memory(*args))
+            )
             if total > 0:  # a launch of 0 blocks is an error on a GPU; the grade reports it instead
                 validate_launch((blocks, threads))  # what a GPU refuses: block and grid limits
                 self.running = True
@@ -140,7 +156,12 @@ def _observed(fn, kernel, x):
     reply = fn.pipeline(kernel_source(kernel), x)
     x[...] = reply["x"]  # the learner's function may have changed its input there
     launches = [
-        Launch(int(rec[0]), [bool(b) for b in rec[1]], int(rec[2]) if len(rec) > 2 and rec[2] is not None else None)
+        Launch(
+            int(rec[0]),
+            [bool(b) for b in rec[1]],
+            int(rec[2]) if len(rec) > 2 and rec[2] is not None else None,
+            bool(rec[3]) if len(rec) > 3 else False,
+        )
         for rec in reply["launches"]
     ]
     copies = {"in": int(reply["copies"]["in"]), "out": int(reply["copies"]["out"])}
@@ -206,7 +227,7 @@ class DevicePipelineExercise(Exercise):
     reference: Callable = None
     kernel: object = None
     expect: Callable = None
-    sizes: tuple = (1, 31, 64, 200)
+    sizes: tuple = (1, 31, 64, 200, 1500)  # 1500: more than one block can hold
 
     def reference_answer(self):
         return self.reference
@@ -240,7 +261,14 @@ class DevicePipelineExercise(Exercise):
                     "failed",
                     f"{where}, {name} never launched the kernel: call kernel[blocks, threads](d_x, d_out).",
                 )
-            for total, on_device, block in launches:
+            for total, on_device, block, aliased in launches:
+                if aliased:
+                    return Graded(
+                        "failed",
+                        f"{where}, the kernel got the same device array as its input and its output, so it wrote "
+                        "the result over its input (in place): allocate the output with cuda.device_array_like(d_x) "
+                        "and pass kernel[blocks, threads](d_x, d_out), as the exercise asks.",
+                    )
                 if not all(on_device):
                     return Graded(
                         "failed",

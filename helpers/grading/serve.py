@@ -181,7 +181,7 @@ class Server:
             launches, copies, got = observe(obj, self._course_kernel(request.get("kernel") or {}), x)
             kind = "device" if _is_device_array(got) else "ndarray" if isinstance(got, np.ndarray) else "other"
             return {
-                "launches": [[int(t), [bool(b) for b in on], block] for t, on, block in launches],
+                "launches": [[int(t), [bool(b) for b in on], block, bool(same)] for t, on, block, same in launches],
                 "copies": {"in": int(copies["in"]), "out": int(copies["out"])},
                 "got_kind": kind,
                 "got": np.asarray(got) if kind == "ndarray" else None,

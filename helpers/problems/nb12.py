@@ -1,10 +1,13 @@
 """Notebook 12 - Numba on the CPU as the baseline, the crossover, and the tool landscape."""
 
+import ast
+import textwrap
+
 import numpy as np
 
 from helpers import _numba
 from helpers.exercises import CallExercise, FunctionExercise, ValueExercise, register
-from helpers.exercises.base import fmt, fmt_pair, rounding_note
+from helpers.exercises.base import fmt, fmt_pair, rounding_note, source
 from helpers.exercises.library_calls import facts_of, parfors
 
 # ----------------------------------------------------------------------------- parallel=True alone
@@ -120,6 +123,29 @@ def _sum_of_squares_reference():
     return sum_of_squares
 
 
+def _shared_cell(fn) -> str | None:
+    """An update, inside a prange loop, of an array element whose index does not use the loop's
+    variable (``out[0] += ...``): every thread writes the same cell. None when there is none (or no
+    source to read)."""
+    try:
+        tree = ast.parse(textwrap.dedent(source(fn)))
+    except SyntaxError:
+        return None
+    for loop in ast.walk(tree):
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)):
+            continue
+        if not (isinstance(loop.iter, ast.Call) and ast.unparse(loop.iter.func).split(".")[-1] == "prange"):
+            continue
+        for node in ast.walk(loop):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for t in targets:
+                if isinstance(node, (ast.Assign, ast.AugAssign)) and isinstance(t, ast.Subscript):
+                    names = {n.id for n in ast.walk(t.slice) if isinstance(n, ast.Name)}
+                    if loop.target.id not in names:
+                        return ast.unparse(node)
+    return None
+
+
 def _judge_sum_of_squares(fn, rng):
     if _numba.is_cuda_function(fn):
         return False, "this is a @cuda.jit kernel; this exercise runs on the CPU cores: use @njit(parallel=True)."
@@ -133,6 +159,12 @@ def _judge_sum_of_squares(fn, rng):
         return False, (
             "@njit without parallel=True compiles a serial loop that runs on one core, whatever "
             "numba.get_num_threads() says: write @njit(parallel=True) and loop with prange."
+        )
+    if race := _shared_cell(fn):
+        return False, (
+            f"`{race}` inside the prange loop is a race: the threads update the same element at once and lose "
+            "each other's additions (right here only by luck); add into a scalar, total += x[i] * x[i], which "
+            "Numba turns into a parallel reduction."
         )
     sizes = [0, 1, 7, 1000, int(rng.integers(10_000, 200_000))]
     for n in sizes:

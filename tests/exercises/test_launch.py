@@ -47,8 +47,10 @@ def test_right_launches_pass(answer):
         ),
         (
             lambda n: (min((n + 127) // 128, 4), 128),
-            "for n = 1,000 your launch starts 4 blocks of 128 threads, only 512 threads",
+            "your launch caps the grid at 4 blocks (the same for n = 1,000,000 and 1,000,000,000), so for "
+            "n = 1,000 only 512 threads start",
         ),
+        (lambda n: (min((n + 255) // 256, 80), 256), "let the blocks grow with n"),
         (lambda n: (n // 64, 64), "the last, partial block"),
     ],
 )

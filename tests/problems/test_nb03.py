@@ -48,3 +48,30 @@ def test_run_on_device_launches_whole_warps_and_no_spare_block(threads, extra, s
     r = nb03.run_on_device.grade(_pipeline(threads, extra), seed=1)
     assert r.status == "failed" and says in r.message, r.line()
     assert nb03.run_on_device.grade(_pipeline(128, 0), seed=1).status == "passed"
+
+
+def test_run_on_device_in_place_is_not_an_output_allocated_on_the_device():
+    """kernel(d_x, d_x) then d_x.copy_to_host(): right numbers, one copy each way, but the kernel wrote
+    over its input and no output was allocated, which is what the exercise asks for."""
+    from helpers.problems import nb03
+
+    def in_place(kernel, x):
+        d_x = cuda.to_device(x)
+        kernel[(x.size + 127) // 128, 128](d_x, d_x)
+        return d_x.copy_to_host()
+
+    r = nb03.run_on_device.grade(in_place, seed=1)
+    assert r.status == "failed" and "same device array as its input and its output" in r.message, r.line()
+
+
+def test_run_on_device_with_one_block_for_everything_fails_past_1024_elements():
+    from helpers.problems import nb03
+
+    def one_block(kernel, x):
+        d_x = cuda.to_device(x)
+        d_out = cuda.device_array_like(d_x)
+        kernel[1, (x.size + 31) // 32 * 32](d_x, d_out)  # whole warps, but one block for everything
+        return d_out.copy_to_host()
+
+    r = nb03.run_on_device.grade(one_block, seed=1)
+    assert r.status != "passed" and "1024" in r.message.replace(",", ""), r.line()

@@ -67,3 +67,19 @@ def test_a_vectorize_on_the_default_cpu_target_is_not_the_parallel_ufunc_asked_f
     one_core = vectorize(["float32(float32, float32)", "float64(float64, float64)"])(leaky_relu)
     r = nb12.leaky_relu.grade(one_core, seed=1)
     assert r.status == "failed" and "target='cpu'" in r.message and 'target="parallel"' in r.message, r.line()
+
+
+def test_a_prange_loop_adding_into_one_array_cell_is_a_race_even_when_the_sum_comes_out_right():
+    from numba import njit, prange
+
+    from helpers.problems import nb12
+
+    @njit(parallel=True)
+    def sum_of_squares(x):
+        acc = np.zeros(1)
+        for i in prange(x.size):
+            acc[0] += x[i] * x[i]
+        return acc[0]
+
+    r = nb12.sum_of_squares.grade(sum_of_squares, seed=1)
+    assert r.status == "failed" and "`acc[0] += x[i] * x[i]` inside the prange loop is a race" in r.message, r.line()

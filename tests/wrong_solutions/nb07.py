@@ -119,6 +119,15 @@ def occupancy_ignores_warp_rounding(threads, regs, smem):
     return min(32, by_threads, by_regs, by_smem)
 
 
+def occ_smem_in_whole_kb(threads, regs, smem):
+    warps = (threads + 31) // 32
+    regs_per_warp = (regs * 32 + 255) // 256 * 256
+    kb = smem // 1024 * 1024  # right only when smem is a whole number of KB, the sizes the check used to draw
+    by_smem = SHARED_PER_SM // kb if kb else MAX_BLOCKS_PER_SM
+    by_regs = REGISTERS_PER_SM // (warps * regs_per_warp)
+    return min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM // (warps * 32), by_regs, by_smem)
+
+
 WRONG = {
     "sectors": [
         Wrong("cache lines", (1, 2, 32), "128-byte cache lines"),
@@ -139,6 +148,7 @@ WRONG = {
         Wrong("no register rounding", occ_no_register_rounding, "multiples of 256"),
         Wrong("no block limit", occ_no_block_limit, "at most MAX_BLOCKS_PER_SM"),
         Wrong("wrong dtype", occ_float, "float"),
+        Wrong("shared memory in whole KB", occ_smem_in_whole_kb, "returned"),
     ],
 }
 
