@@ -15,21 +15,11 @@ import sys
 from .. import env
 from ..problems import all_exercises
 from .report import write_page, write_record
-from .run import Outcome, exercise_id, grade, mutants, targets
+from .run import exercise_id, grade_job, mutants, targets
 
 
 def _exercises(only) -> list:
     return [ex for ex in all_exercises() if targets(ex) and (not only or exercise_id(ex) in only)]
-
-
-def _grade_one(job) -> Outcome:
-    """In a worker: derive the exercise's mutants again (cheap, deterministic) and grade one."""
-    exercise, key = job
-    ex = next(e for e in all_exercises() if exercise_id(e) == exercise)
-    for m, tree, namespace, call in mutants(ex):
-        if m.key == key:
-            return grade(ex, m, tree, namespace, call)
-    raise LookupError(f"{key}: not derived in the worker")
 
 
 def main(argv) -> int:
@@ -41,9 +31,9 @@ def main(argv) -> int:
     jobs = [(exercise_id(ex), m.key) for ex in _exercises(only) for m, *_ in mutants(ex)]
     if args.jobs > 1:
         with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-            outcomes = pool.map(_grade_one, jobs, chunksize=1)
+            outcomes = pool.map(grade_job, jobs, chunksize=1)
     else:
-        outcomes = [_grade_one(job) for job in jobs]
+        outcomes = [grade_job(job) for job in jobs]
     for exercise in dict.fromkeys(e for e, _ in jobs):
         found = [o for o in outcomes if o.mutant.exercise == exercise]
         alive = [o for o in found if not o.killed]

@@ -132,6 +132,19 @@ def grade(ex, mutant: Mutant, tree, namespace, call: bool) -> Outcome:
     return Outcome(mutant, result.status, result.message)
 
 
+def grade_job(job) -> Outcome:
+    """(exercise id, mutant key) -> its Outcome: derives the exercise's mutants again (cheap and
+    deterministic), so a worker process needs only the two strings."""
+    from ..problems import all_exercises
+
+    exercise, key = job
+    ex = next(e for e in all_exercises() if exercise_id(e) == exercise)
+    for m, tree, namespace, call in mutants(ex):
+        if m.key == key:
+            return grade(ex, m, tree, namespace, call)
+    raise LookupError(f"{key}: not derived")
+
+
 def run_exercise(ex) -> list[Outcome]:
     return [grade(ex, m, tree, ns, call) for m, tree, ns, call in mutants(ex)]
 
