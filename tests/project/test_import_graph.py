@@ -52,6 +52,7 @@ LAYERS = (
     ("helpers.standins",),
     ("helpers.exercises",),
     ("helpers.problems",),
+    ("helpers.mutation",),  # derives wrong answers from the problems' references
     ("helpers", "helpers.grading", "helpers.grade"),
 )
 
