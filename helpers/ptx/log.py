@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 BIG_TABLE = 1 << 26  # bytes from which the table gets plain pages (see _table)
-SORT_BELOW = 1 << 16  # fewer rows: one stable argsort; more: each row placed by counting (no sort, fewer copies)
+SORT_BELOW = 1 << 16  # runs with different threads: fewer rows, one stable argsort; more, placed by counting
 
 
 class Run(NamedTuple):
@@ -63,20 +63,11 @@ class AccessLog:
             return None
         total = sum(len(r.elems) for r in runs)
         t = _table(total)
-        if total < SORT_BELOW:
-            sizes = [len(r.elems) for r in runs]
-            gt = np.concatenate([r.tids for r in runs])
-            order = np.argsort(gt, kind="stable")
-            t[0] = np.repeat([r.aid for r in runs], sizes)[order]
-            t[1] = np.concatenate([r.elems for r in runs])[order]
-            t[2] = np.repeat([r.kind for r in runs], sizes)[order]
-            t[3] = gt[order]
-            t[4] = np.concatenate(
-                [r.epochs if np.ndim(r.epochs) else np.full(n, r.epochs) for r, n in zip(runs, sizes)]
-            )[order]
-            t[5] = np.repeat([r.loc for r in runs], sizes)[order]
-        elif all(not r.wide and (r.tids is runs[0].tids or np.array_equal(r.tids, runs[0].tids)) for r in runs):
+        first = runs[0].tids
+        if all(not r.wide and (r.tids is first or np.array_equal(r.tids, first)) for r in runs):
             _interleave(t, runs)
+        elif total < SORT_BELOW:
+            _sort(t, runs)
         else:
             _place(t, runs, n)
         t[3] += gbase
@@ -84,12 +75,32 @@ class AccessLog:
 
 
 def _interleave(t, runs):
-    """Every run has the same threads, once each (the common whole-grid case): thread i's rows are row i of
-    each run, in run order, so strided copies place them, several times faster than scattering."""
+    """Every run has the same threads, once each (a whole block or grid that did not branch apart): thread
+    i's rows are row i of each run, in run order, so each column is one strided copy, no sort."""
     view = t.reshape(6, len(runs[0].tids), len(runs))
-    for k, r in enumerate(runs):
-        for j, column in enumerate((r.aid, r.elems, r.kind, r.tids, r.epochs, r.loc)):
-            view[j, :, k] = column
+    view[0] = [r.aid for r in runs]
+    np.stack([r.elems for r in runs], axis=1, out=view[1])
+    view[2] = [r.kind for r in runs]
+    view[3] = runs[0].tids[:, None]
+    if all(np.ndim(r.epochs) for r in runs):
+        np.stack([r.epochs for r in runs], axis=1, out=view[4])
+    else:
+        for k, r in enumerate(runs):
+            view[4, :, k] = r.epochs
+    view[5] = [r.loc for r in runs]
+
+
+def _sort(t, runs):
+    """A stable argsort by thread."""
+    sizes = [len(r.elems) for r in runs]
+    gt = np.concatenate([r.tids for r in runs])
+    order = np.argsort(gt, kind="stable")
+    t[0] = np.repeat([r.aid for r in runs], sizes)[order]
+    t[1] = np.concatenate([r.elems for r in runs])[order]
+    t[2] = np.repeat([r.kind for r in runs], sizes)[order]
+    t[3] = gt[order]
+    t[4] = np.concatenate([r.epochs if np.ndim(r.epochs) else np.full(n, r.epochs) for r, n in zip(runs, sizes)])[order]
+    t[5] = np.repeat([r.loc for r in runs], sizes)[order]
 
 
 def _table(rows):

@@ -116,7 +116,7 @@ def _access(S, space, addr, T, kind, tids, loc, values):
         return np.zeros(0, T) if values is None else None
     a = addr.view(np.int64)
     shift = GSHIFT if space == "global" else SSHIFT
-    lo, hi = int(a.min()), int(a.max())
+    lo, hi = int(np.minimum.reduce(a)), int(np.maximum.reduce(a))
     if lo >> shift == hi >> shift:  # the usual case, every thread in one array: one subtraction, no np.unique
         k0 = (lo >> shift) - 1
         base = ((k0 + 1) << shift) + (1 << (shift - 1))
