@@ -178,3 +178,34 @@ def test_arguments_that_overlap_run_block_by_block():
     x = np.zeros(300, np.int32)
     r = run(CROSSING, "publish", 4, 64, (x[:10], x[5:261], np.int32(256)))
     assert not r.schedule.whole_grid and "overlap" in r.schedule.why
+
+
+@pytest.mark.parametrize(
+    "source,kernel,grid,block,make",
+    [
+        (CROSSING, "publish", 6, 64, lambda: (np.zeros(1, np.int32), np.zeros(384, np.int32), np.int32(384))),
+        (
+            CROSSING,
+            "histogram",
+            7,
+            64,
+            lambda: (np.arange(3000, dtype=np.int32), np.zeros(8, np.int32), np.int32(3000)),
+        ),
+        (
+            WARPS,
+            "warp_sums",
+            5,
+            48,
+            lambda: (np.ones(230, np.float32), np.zeros(240, np.float32), np.zeros(1, np.float32), np.int32(230)),
+        ),
+    ],
+)
+def test_a_grid_in_several_chunks_runs_as_block_by_block(source, kernel, grid, block, make, monkeypatch):
+    """Chunks of two blocks: each chunk copies memory before it and may fall back on its own."""
+    from helpers.ptx import grid as grid_module
+
+    monkeypatch.setattr(grid_module, "GRID_THREADS", 2 * block)
+    _same(
+        _launch(source, None, kernel, grid, block, make()),
+        _launch(source, None, kernel, grid, block, make(), whole_grid=False),
+    )
