@@ -177,6 +177,8 @@ class Op:
             return got
         ok = (off >= 0) & (off <= win.nbytes - w)
         every = ok.all()
+        if not every and not ok.any():  # every address strays: nothing to update
+            return got
         e = (off if every else off[ok]) >> (w.bit_length() - 1)
         pick = (lambda v: v) if every else (lambda v: v[ok])
         olds, elems, finals = self.chains(e, pick(got), pick(bv), pick(cv))

@@ -146,3 +146,26 @@ def test_chains_apply_updates_in_thread_order(name, dtype):
             now[k] = T.type(op.scalar(now[k], b[i], c[i]))
     assert olds.tobytes() == np.array(want, T).tobytes()
     assert finals.tobytes() == now[elems].tobytes()
+
+
+STRAY = r"""
+extern "C" __global__ void stray(int* bins, int* old, int k) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  old[i] = atomicAdd(&bins[k - (i & 1)], 1);
+}
+"""
+
+
+@pytest.mark.parametrize("k", [-4, 8])
+def test_atomics_whose_addresses_all_stray_change_nothing(k, monkeypatch):
+    """Every thread's element outside the array (before it, or after it): each read gives 0 and is reported,
+    nothing is written, as one at a time."""
+    got = []
+    for grouped in (True, False):
+        with monkeypatch.context() as m:
+            if not grouped:
+                m.setattr(atomics.Op, "grouped", lambda *a: None)
+            bins, old = np.zeros(4, np.int32), np.full(64, 7, np.int32)
+            r = run(STRAY, "stray", 2, 32, (bins, old, np.int32(k)))
+            got.append((bins.tolist(), old.tolist(), [(e.array, e.index, e.kind, e.thread) for e in r.out_of_bounds]))
+    assert got[0] == got[1] and got[0][0] == [0] * 4 and got[0][1] == [0] * 64 and len(got[0][2]) == 64
