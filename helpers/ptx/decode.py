@@ -241,9 +241,9 @@ def store(r, v, D, n):
     for the kernel to fault in, which costs more than the arithmetic. A value the same for every thread
     stays one element; otherwise the register's own memory is reused where it has some."""
     v = np.asarray(v)
-    if v.ndim == 0 or v.strides == (0,):
-        return uniform(v if v.ndim == 0 else v[0], D, n)
+    if v.size == 1 or v.strides == (0,):  # a scalar, one element (bit instructions on an immediate), a broadcast
+        return uniform(v.reshape(-1)[0], D, n)
     if r.flags.writeable:
         r[...] = v
         return r
-    return np.array(v, D)
+    return np.array(np.broadcast_to(v, (n,)), D)
