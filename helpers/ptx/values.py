@@ -97,6 +97,8 @@ def add_to_f32(p, c):
     where the float64 sum lands exactly halfway between two float32 numbers (its low 29 mantissa bits
     10...0) or among float32 subnormals (other halfway patterns): the exact error is worked out there
     alone, which at a million threads saves a dozen full-size temporaries."""
+    if np.ndim(p) == 0 and np.ndim(c) == 0:  # every operand the same for all threads (uniform registers)
+        return add_to_f32(np.atleast_1d(p), np.atleast_1d(c))[0]
     s = p + c
     bits = s.view(np.int64)
     low = bits & 0x1FFFFFFF

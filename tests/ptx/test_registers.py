@@ -50,3 +50,18 @@ def test_a_uniform_register_written_by_some_threads_keeps_the_others_value(whole
     v = np.where(x > 0, 5 + x, 5)
     np.testing.assert_array_equal(out[:290], v[:290] * 2 + 5)
     assert not out[290:].any()
+
+
+UNIFORM_FMA = r"""
+extern "C" __global__ void k(float a, float b, float c, float* out) {
+  out[blockIdx.x * blockDim.x + threadIdx.x] = fmaf(a, b, c);  // every operand the same in every thread
+}
+"""
+
+
+@pytest.mark.parametrize("block", [1, 32])
+def test_fma_of_values_the_same_in_every_thread(block):
+    out = np.zeros(2 * block, np.float32)
+    a, b, c = np.float32(1 + 2.0**-12), np.float32(1 + 2.0**-12), np.float32(2.0**-60)
+    run(UNIFORM_FMA, "k", 2, block, (a, b, c, out))
+    assert (out == np.float32(1 + 2.0**-11 + 2.0**-23)).all()  # rounded once (tests/ptx/test_round_odd.py)
