@@ -309,8 +309,8 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
         return Graded("failed", numeric.message, numeric.picture, metrics)
     if verdict is not None:
         return _verdict_failure(*verdict)
-    # The exercise's own budgets come first: their advice names the technique the exercise teaches.
-    problem = clobbered or budget_problem(ex.budgets, metrics, src) or spread_problem(ex, metrics, elements)
+    # Serial work in a few threads comes before the budgets: it is the cause of whatever they measure.
+    problem = clobbered or spread_problem(ex, metrics, elements) or budget_problem(ex.budgets, metrics, src)
     if problem:
         return Graded("failed", problem, None, metrics)
     ns = ", ".join(str(c["n"]) for c in cases)
@@ -357,6 +357,7 @@ class KernelExercise(Exercise):
     atol: float = 1e-6
     budgets: dict = field(default_factory=dict)
     mistakes: tuple = ()
+    spread_advice: str = ""  # how this exercise spreads its work over threads, for the serial-work sentence
 
     def reference_answer(self):
         return self.reference

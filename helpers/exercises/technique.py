@@ -39,7 +39,7 @@ def spread_problem(ex, metrics: dict, elements: int) -> str | None:
     need = min(launched, int(elements))
     if not launched or busy * SPREAD >= need:
         return None
-    how = (
+    how = ex.spread_advice or (
         "a grid-stride loop gives every thread its share: for i in range(cuda.grid(1), n, cuda.gridsize(1))"
         if ex.launch.kind == "fixed" and not ex.launch.fixed_by
         else "give each thread its own element(s), from cuda.grid(...), instead of a loop over the others' work"

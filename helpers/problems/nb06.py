@@ -157,6 +157,7 @@ scan = KernelExercise(
     reference=_scan,
     launch=fixed(1, SCAN, fixed_by="one block of SCAN threads scans up to SCAN elements, as the prompt says"),
     sizes=_scan_sizes,
+    spread_advice="in Hillis-Steele thread t owns element t and does one add per step, log2(SCAN) = 6 steps",
     budgets={
         "max_accesses_per_thread": (
             SCAN_SPAN,

@@ -98,6 +98,7 @@ row_sums = KernelExercise(
     reference=_row_sums,
     launch=one_block_per_row(WARP, fixed_by="one block of WARP lanes per row; the shared buffer holds WARP sums"),
     sizes=_row_sum_sizes,
+    spread_advice="let all 32 lanes of the row's block walk the row together (columns lane, lane + 32, ...)",
     rtol=1e-4,
     atol=1e-4,
     budgets={

@@ -147,6 +147,36 @@ def hist_first_block_only(data, hist):
         cuda.atomic.add(hist, data[i], 1)
 
 
+# -- the families of issue 27: right numbers, but not the technique or not for every launch
+
+
+@cuda.jit
+def square_stride_64(x, out):
+    for i in range(cuda.grid(1), x.size, 64):  # 2 blocks of 32: right only for the launch that was always used
+        out[i] = x[i] * x[i]
+
+
+@cuda.jit
+def square_stride_two_blocks(x, out):
+    for i in range(cuda.grid(1), x.size, 2 * cuda.blockDim.x):  # assumes 2 blocks
+        out[i] = x[i] * x[i]
+
+
+@cuda.jit
+def square_chunks(x, out):
+    chunk = (x.size + cuda.gridsize(1) - 1) // cuda.gridsize(1)
+    start = cuda.grid(1) * chunk
+    for i in range(start, min(start + chunk, x.size)):  # each thread a contiguous chunk: uncoalesced
+        out[i] = x[i] * x[i]
+
+
+@cuda.jit
+def hist_thread_zero_counts_all(data, hist):
+    if cuda.grid(1) == 0:  # one thread does all the work, serially
+        for i in range(data.size):
+            hist[data[i]] += 1
+
+
 WRONG = {
     "vector_add": [
         Wrong("wrong index", add_wrong_index, "global index"),
@@ -212,10 +242,14 @@ WRONG = {
         Wrong("wrong index", square_shifted, "Negative index: `x[-1]`"),
         Wrong("loop bound capped", square_capped_loop, "your loop stops at `min(x.size, cuda.gridsize(1))`"),
         Wrong("floor division", square_halved, "every value of out is 0 because `x[i] * x[i] // 2` is floor"),
+        Wrong("stride hard-coded as 64", square_stride_64, "race"),
+        Wrong("stride of two blocks", square_stride_two_blocks, "race"),
+        Wrong("contiguous chunks", square_chunks, "rather than giving each thread a contiguous chunk"),
     ],
     "histogram": [
         Wrong("race", hist_no_atomic, "race"),
         Wrong("hard-coded", hist_hard_coded, "hard-coded"),
         Wrong("first block only", hist_first_block_only, "only the first block's elements"),
+        Wrong("thread 0 counts everything", hist_thread_zero_counts_all, "only 1 of the"),
     ],
 }

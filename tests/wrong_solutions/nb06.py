@@ -248,6 +248,32 @@ def scan_serial_thread0(x, out):
             out[i] = acc
 
 
+# -- the block's work serialized in thread 0 (issue 27): right numbers, no tree and no privatization
+
+
+@cuda.jit
+def sum_serial_in_thread0(x, total):
+    if cuda.threadIdx.x == 0:  # thread 0 adds the block's elements in a loop
+        acc = numba.float32(0.0)
+        start = cuda.blockIdx.x * cuda.blockDim.x
+        for i in range(start, min(start + cuda.blockDim.x, x.size)):
+            acc += x[i]
+        cuda.atomic.add(total, 0, acc)
+
+
+@cuda.jit
+def hist_shared_serial_in_thread0(data, hist):
+    local = cuda.shared.array(BINS, numba.int32)
+    if cuda.threadIdx.x == 0:  # thread 0 counts the block's elements and flushes them alone
+        for b in range(BINS):
+            local[b] = 0
+        start = cuda.blockIdx.x * cuda.blockDim.x
+        for i in range(start, min(start + cuda.blockDim.x, data.size)):
+            local[data[i]] += 1
+        for b in range(BINS):
+            cuda.atomic.add(hist, b, local[b])
+
+
 WRONG = {
     "histogram_shared": [
         Wrong("over budget (global atomics only)", hist_global_atomics, "global atomics per block"),
@@ -256,16 +282,18 @@ WRONG = {
         Wrong("race (no barrier)", hist_shared_no_barrier, "the CPU tracer found"),
         Wrong("plain write where an atomic is needed", hist_shared_plain_flush, "race"),
         Wrong("known mistake", hist_shared_every_thread_flushes, "only threads 0..BINS-1"),
+        Wrong("the block's histogram counted by thread 0", hist_shared_serial_in_thread0, "threads touched memory"),
     ],
     "sum_atomic": [
         Wrong("plain write where an atomic is needed", sum_plain_add, "race"),
         Wrong("race", sum_no_barrier, "race"),
         Wrong("over budget", sum_every_thread_atomic, "budget"),
         Wrong("divergent barrier", sum_barrier_in_if, "divergent barrier"),
+        Wrong("the block's sum in thread 0's loop", sum_serial_in_thread0, "threads touched memory"),
     ],
     "scan": [
         Wrong("over budget (every thread its own prefix)", scan_own_prefix, "every thread summing its own prefix"),
-        Wrong("over budget (serial in one thread)", scan_serial_thread0, "a thread loops over the elements itself"),
+        Wrong("over budget (serial in one thread)", scan_serial_thread0, "thread t owns element t"),
         Wrong("race", scan_in_place, "race"),
         Wrong("known mistake", scan_exclusive, "exclusive scan"),
         Wrong("missing guard", scan_no_guard, "an out-of-bounds access"),

@@ -137,7 +137,7 @@ WRONG = {
         Wrong("floats for counts", (4.0, 8.0, 32.0), "a whole number (int): write 4"),
     ],
     "row_sums": [
-        Wrong("uncoalesced (one lane per row)", rows_one_thread, "31 lanes of the warp idle"),
+        Wrong("uncoalesced (one lane per row)", rows_one_thread, "let all 32 lanes of the row's block walk the row"),
         Wrong("uncoalesced (chunks)", rows_chunked, "coalescing"),
         Wrong("race", rows_no_barrier, "race"),
         Wrong("missing guard", rows_no_guard, "an out-of-bounds access"),
