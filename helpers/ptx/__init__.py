@@ -2,14 +2,15 @@
 
     r = helpers.ptx.run(cuda_source, "saxpy", griddim=4, blockdim=256,
                         args=(np.float32(2.0), x, y, np.int32(n)))
-    r.table, r.arrays, r.locations, r.out_of_bounds, r.divergent, r.warp_misuse, r.printed
+    r.table, r.arrays, r.locations, r.out_of_bounds, r.divergent, r.warp_misuse, r.printed, r.schedule
 
 Why: the course checks CUDA C answers (CuPy RawKernel, PyCUDA SourceModule, cuda.core) on
 machines without a GPU. NVRTC compiles on the CPU; this package runs the PTX it produces on
 NumPy arrays (updated in place, as a launch would) and records every global and shared
 memory access in the log the Numba tracer writes too (helpers.accesses), so the same
 verdicts (races, out of bounds, uninitialised shared memory, divergent barriers) apply. See
-machine.py for the scheduling model and alu.py for the floating-point accuracy of `.approx`
+machine.py for the scheduling model, grid.py for when every block runs at once (with the
+block-by-block result exactly) and alu.py for the floating-point accuracy of `.approx`
 instructions.
 """
 
