@@ -127,7 +127,7 @@ def encode(x, depth: int = 0, budget: list | None = None):
 def _array(a: np.ndarray, device: bool = False):
     if a.dtype.kind not in _KINDS or a.dtype.hasobject:
         return {"$opaque": "ndarray", "text": f"<an array of {a.dtype}>"}
-    a = np.ascontiguousarray(a)
+    a = np.ascontiguousarray(a).reshape(a.shape)  # ascontiguousarray makes a 0-d array (CuPy's x[i]) 1-d
     out = {"$array": a.dtype.str, "shape": list(a.shape), "data": base64.b64encode(a.tobytes()).decode()}
     if device:
         out["device"] = True

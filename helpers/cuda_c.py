@@ -2,6 +2,8 @@
 
 - ``compile(src, target="ptx"|"cubin", arch=...)`` runs NVRTC through ``cuda.bindings.nvrtc``;
   a failed compile raises ``CompileError`` whose message is the compiler's own error lines.
+- The CUDA headers this environment ships (cuda_fp16.h, cuda_bf16.h...: ``header_dirs``) are on
+  NVRTC's include path; a header it does not ship is named in one sentence, not NVRTC's raw error.
 - ``check(result)`` unpacks the ``(err, value, ...)`` tuples every ``cuda.bindings`` call
   returns, raising ``CudaError`` with the error's name when ``err`` is not success.
 - ``elementwise_source`` / ``reduction_source`` / ``pycuda_elementwise_source`` wrap the C
@@ -12,7 +14,10 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import re
+from pathlib import Path
 
 from .errors import CourseError, LearnerTypeError, LearnerValueError, shown
 
@@ -114,6 +119,50 @@ def _first_errors(log: str, limit: int = 4) -> str:
     return "; ".join(lines[:limit]) or log.strip()[:400]
 
 
+# Headers a learner's kernel may include, in the order a sentence lists the ones found.
+_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cooperative_groups.h", "cuda_runtime.h", "math_constants.h")
+
+
+@functools.cache
+def header_dirs() -> tuple:
+    """Folders of CUDA headers shipped in this Python environment, for NVRTC's include path.
+
+    Why these and not a system toolkit: a learner's kernel must compile the same on every machine
+    with the course's environment. The CUDA runtime wheel (GPU set: nvidia/cu13/include or
+    nvidia/cuda_runtime/include) ships cuda_fp16.h, cuda_bf16.h and cooperative_groups.h; the CPU
+    set has no runtime wheel, but numba-cuda ships cuda_fp16.h, cuda_bf16.h and cuda_fp8.h for
+    each CUDA major (numba_cuda/numba/cuda/include/13)."""
+    found = []
+    spec = importlib.util.find_spec("nvidia")
+    for root in list(spec.submodule_search_locations or ()) if spec else ():
+        found += sorted(Path(root).glob("*/include"))
+    spec = importlib.util.find_spec("numba_cuda")
+    if spec and spec.submodule_search_locations:
+        from cuda.bindings import nvrtc
+
+        major = check(nvrtc.nvrtcVersion())[0]
+        found.append(Path(list(spec.submodule_search_locations)[0]) / "numba" / "cuda" / "include" / str(major))
+    return tuple(str(d) for d in found if any((d / h).is_file() for h in _HEADERS))
+
+
+def include_options() -> tuple:
+    return tuple(f"--include-path={d}" for d in header_dirs())
+
+
+def compile_failure(what: str, log: str) -> str:
+    """The sentence for a failed NVRTC compile: a header this environment lacks by name, else the
+    compiler's own error lines."""
+    m = re.search(r'(?:could not|cannot) open source file "([^"]+)"', log)
+    if not m:
+        return f"{what} does not compile: {_first_errors(log)}"
+    shipped = [h for h in _HEADERS if any((Path(d) / h).is_file() for d in header_dirs())]
+    return (
+        f"{what} does not compile: it includes <{m.group(1)}>, a header this environment does not ship, so "
+        f"NVRTC cannot find it (the CUDA headers here: {', '.join(shipped) or 'none'}); write the kernel "
+        "without it, or run it on a GPU machine with a CUDA toolkit that has it."
+    )
+
+
 def compile(
     src: str | bytes,
     *,
@@ -154,7 +203,7 @@ def compile(
         text = 'extern "C" { ' + text + "\n}\n"  # on the first line: error line numbers stay right
     arch = arch or DEFAULT_ARCH
     sm = arch.split("_")[-1]
-    opts = [f"--gpu-architecture={'sm' if target == 'cubin' else 'compute'}_{sm}", *options]
+    opts = [f"--gpu-architecture={'sm' if target == 'cubin' else 'compute'}_{sm}", *include_options(), *options]
     prog = check(nvrtc.nvrtcCreateProgram(text.encode(), name.encode(), 0, [], []))
     try:
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
@@ -164,7 +213,7 @@ def compile(
         check(nvrtc.nvrtcGetProgramLog(prog, log))
         log = bytes(log).rstrip(b"\x00 ").decode(errors="replace")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CompileError(f"{name} does not compile: {_first_errors(log)}", log)
+            raise CompileError(compile_failure(name, log), log)
         get_size, get = (
             (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
             if target == "cubin"
@@ -287,6 +336,19 @@ def elementwise_source(
     )
 
 
+REDUCTION_BLOCK = 512  # CuPy's _default_block_size for reductions (cupy/_core/_reduction.pyx)
+
+
+def reduction_threads(n: int) -> int:
+    """Threads whose partial results CuPy's reduction kernel combines for a full reduction of ``n``
+    elements: 512 for 512 or more; fewer for a small input (_get_block_specs: a block stride of the
+    power of two at most 512 // n leaves 512 // stride threads on the one output). An H200 with CuPy
+    14.2 added a wrong identity 1, 2, 64 and 128 times for n = 1, 2, 64 and 100; from a few hundred
+    elements CuPy may use CUB's block reduction instead, whose tree combines partial results as well."""
+    x = max(1, REDUCTION_BLOCK // max(1, int(n)))
+    return REDUCTION_BLOCK // (1 << (x.bit_length() - 1))
+
+
 def reduction_source(
     in_params: str,
     out_params: str,
@@ -297,31 +359,42 @@ def reduction_source(
     name: str = "reduction",
     reduce_type: str | None = None,
 ) -> str:
-    """A kernel with the shape of CuPy's ``ReductionKernel``: map each element, combine pairs
-    ``a`` and ``b`` with ``reduce_expr`` starting from ``identity``, then ``post_map_expr``
-    (which sees the result as ``a``) writes the outputs. One thread does it all: this source
-    exists to be compiled, not run."""
+    """A kernel with the shape of CuPy's ``ReductionKernel``: each thread maps its strided share of
+    the elements and folds them into a partial result from ``identity`` (``a`` the partial result,
+    ``b`` the mapped element), then a shared-memory tree combines the threads' partial results
+    with the same ``reduce_expr`` (``a`` and ``b`` both partial results), and ``post_map_expr``
+    (which sees the total as ``a``) writes the outputs. Why a tree and not one loop: a
+    ``reduce_expr`` that is right only for an accumulator and one element (``a + b * b``) gives a
+    wrong total on a GPU, and must here too. Launch one block of ``reduction_threads(n)`` threads
+    (a power of two, at most 512)."""
     _texts(map_expr=map_expr, reduce_expr=reduce_expr, post_map_expr=post_map_expr, identity=identity, name=name)
     ins, outs = _params(in_params), _params(out_params)
     if not outs:
         raise LearnerValueError("a reduction needs at least one output parameter, such as 'float32 y'.")
     acc = _CTYPES.get(reduce_type, reduce_type) if reduce_type else outs[0][0]
     args = [f"const {c}* _{n}" for c, n, _ in ins] + [f"{c}* _{n}" for c, n, _ in outs]
-    loads = "".join(f"      const {c} {n} = _{n}[_j];\n" for c, n, _ in ins)
-    outs_ref = "".join(f"  {c}& {n} = _{n}[0];\n" for c, n, _ in outs)
+    loads = "".join(f"    const {c} {n} = _{n}[_j];\n" for c, n, _ in ins)
+    outs_ref = "".join(f"    {c}& {n} = _{n}[0];\n" for c, n, _ in outs)
     return (
         _placeholder_typedefs(in_params, out_params)
         + f'extern "C" __global__ void {name}({", ".join(args)}, long long _n) {{\n'
         + f"  typedef {acc} _type_reduce;\n"
-        + f"  _type_reduce a = _type_reduce({identity});\n"
-        + "  for (long long _j = 0; _j < _n; ++_j) {\n"
-        + "    "
-        + "{\n"
+        + f"  __shared__ __align__(16) char _sdata_raw[{REDUCTION_BLOCK} * sizeof(_type_reduce)];\n"
+        + "  _type_reduce* _sdata = reinterpret_cast<_type_reduce*>(_sdata_raw);\n"
+        + "  const unsigned int _tid = threadIdx.x;\n"
+        + f"  _type_reduce _s = _type_reduce({identity});\n"
+        + "  for (long long _j = _tid; _j < _n; _j += blockDim.x) {\n"
         + loads
-        + f"      const _type_reduce b = _type_reduce({map_expr});\n"
-        + f"      a = ({reduce_expr});\n    }}\n  }}\n"
+        + f"    const _type_reduce _m = _type_reduce({map_expr});\n"
+        + f"    {{ const _type_reduce a = _s, b = _m; _s = ({reduce_expr}); }}\n  }}\n"
+        + "  _sdata[_tid] = _s;\n  __syncthreads();\n"
+        + "  for (unsigned int _half = blockDim.x / 2; _half > 0; _half >>= 1) {\n"
+        + "    if (_tid < _half) {\n"
+        + f"      const _type_reduce a = _sdata[_tid], b = _sdata[_tid + _half]; _sdata[_tid] = ({reduce_expr});\n"
+        + "    }\n    __syncthreads();\n  }\n"
+        + "  if (_tid == 0) {\n    const _type_reduce a = _sdata[0];\n"
         + outs_ref
-        + f"  {post_map_expr};\n}}\n"
+        + f"    {post_map_expr};\n  }}\n}}\n"
     )
 
 

@@ -5,6 +5,8 @@ NVRTC compiles without a GPU.
 The CUDA C sources the course ships are compiled in tests/notebooks/test_cuda_sources_compile.py.
 """
 
+import os
+
 import pytest
 
 from helpers import cuda_c
@@ -96,3 +98,30 @@ def test_no_compile_path_writes_into_an_immutable_bytes_object():
     run = subprocess.run([sys.executable, "-c", _EVERY_COMPILE_PATH], cwd=root, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     assert json.loads(run.stdout.splitlines()[-1]) == ["b' '", "b' '", "612062"]
+
+
+def _includes(header):
+    return f'#include <{header}>\nextern "C" __global__ void k(float* x) {{ x[0] = 1.0f; }}\n'
+
+
+@pytest.mark.parametrize("header", ["cuda_fp16.h", "cuda_bf16.h"])
+def test_the_half_precision_headers_the_environment_ships_are_found(header):
+    # numba-cuda ships them in the CPU set, the CUDA runtime wheel in the GPU set
+    assert any(os.path.isfile(os.path.join(d, header)) for d in cuda_c.header_dirs())
+    assert "k" in cuda_c.entry_points(cuda_c.compile(_includes(header)))
+
+
+def test_a_header_the_environment_lacks_is_named_not_nvrtcs_raw_error():
+    with pytest.raises(cuda_c.CompileError) as e:
+        cuda_c.compile(_includes("no_such_header.h"), name="k.cu")
+    msg = str(e.value)
+    assert msg.startswith("k.cu does not compile: it includes <no_such_header.h>, a header this environment does not")
+    assert "cuda_fp16.h" in msg and "open source file" not in msg and "open source file" in e.value.log
+
+
+def test_cooperative_groups_is_named_where_it_is_not_shipped():
+    if any(os.path.isfile(os.path.join(d, "cooperative_groups.h")) for d in cuda_c.header_dirs()):
+        cuda_c.compile(_includes("cooperative_groups.h"))  # the GPU set's runtime wheel ships it
+        return
+    with pytest.raises(cuda_c.CompileError, match="includes <cooperative_groups.h>, a header this environment does"):
+        cuda_c.compile(_includes("cooperative_groups.h"))

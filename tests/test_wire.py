@@ -35,6 +35,7 @@ def roundtrip(x):
         np.arange(12, dtype=np.float32).reshape(3, 4),
         np.array([True, False]),
         np.zeros((0, 3), np.int16),
+        np.array(7, np.int32),  # 0-d, as CuPy's x[i]: stays 0-d
         ...,
     ],
     ids=repr,

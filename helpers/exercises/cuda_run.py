@@ -59,14 +59,15 @@ def pack(ex, values, out_full, n):
     for name, _raw, dt in _lib_params(ex.in_params) + _lib_params(ex.out_params):
         v = out_full if name == ex.output else values[name]
         args.append(v if isinstance(v, np.ndarray) else np.full(n, v, dt))
-    if ex.kind == "reduction":
-        return [*args, np.int64(n)], 1, 1
+    if ex.kind == "reduction":  # one block whose threads' partial results a tree combines, as CuPy's
+        return [*args, np.int64(n)], 1, cuda_c.reduction_threads(n)
     return [*args, np.int64(n)], 2, BLOCK
 
 
-def run_on_cpu(ex, src, values, what):
+def run_on_cpu(ex, src, values, what, threads=None):
     """Run the answer's PTX on `values`: ("ran", got) or ("failed" | "unchecked", message).
-    A trace verdict (race, stray read, write past the end) comes back as "failed"."""
+    A trace verdict (race, stray read, write past the end) comes back as "failed". `threads`
+    replaces the block size (a reduction folded by one thread, to name its mistake)."""
     from .. import ptx
 
     want = np.asarray(ex.oracle(values))
@@ -74,6 +75,7 @@ def run_on_cpu(ex, src, values, what):
     size = want.size
     full = np.full(max(size, 1) + PAD, np.nan, want.dtype if want.dtype.kind == "f" else np.float32)
     args, grid, block = pack(ex, values, full, n)
+    block = threads or block
     try:
         r = ptx.run(src, ex.kernel, grid, block, args, shared_bytes=ex.shared_bytes)
     except UnsupportedByTracer as e:
@@ -109,6 +111,34 @@ def judge(ex, values, got, what) -> str | None:
     )
 
 
+def reduction_mistake(ex, answer, values, what) -> str | None:
+    """The sentence for a wrong ReductionKernel answer that one change would make right, found by
+    running the changed answer here: the reference's identity (every thread starts from the
+    identity, so a wrong one shifts the total by an amount that depends on the thread count), or
+    a reduce_expr that is right only when one thread folds every element in order."""
+    m, r, p, ident = answer
+    variants = []
+    if str(ident).strip() != str(ex.reference[3]).strip():
+        variants.append(((m, r, p, ex.reference[3]), None, _WRONG_IDENTITY.format(ident=ex.reference[3])))
+    variants.append((answer, 1, _PARTIALS))
+    for (m2, r2, p2, i2), threads, sentence in variants:
+        src = cuda_c.reduction_source(ex.in_params, ex.out_params, m2, r2, p2, i2, name=ex.kernel)
+        status, out = run_on_cpu(ex, src, values, what, threads=threads)
+        if status == "ran" and judge(ex, values, out[0], what) is None:
+            return f"{what}, but the results are wrong: {sentence}"
+    return None
+
+
+def _named(ex, problem, answer, values, what):
+    """`problem`, or for a reduction whose numbers match no known mistake the sentence that names
+    its mistake (reduction_mistake), if one does."""
+    if not problem or ex.kind != "reduction" or answer is None:
+        return problem
+    if any(sentence in problem for _, sentence in ex.mistakes) or "identity must be" in problem:
+        return problem
+    return reduction_mistake(ex, answer, values, what) or problem
+
+
 def run_gpu(ex, answer, values):
     """The exercise's GPU runner on ``values``: here, or (judged by the batch grader) in the
     student's process, where the runner is found by name in exercises/cuda_runners.py."""
@@ -121,7 +151,7 @@ def run_gpu(ex, answer, values):
     return np.asarray(reply["got"]), bool(reply["guard_ok"])
 
 
-def check_on_cpu(ex, src, rng, what) -> Graded:
+def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
     """The check of the answer compiled as `src`, run from its PTX."""
     values = ex.make_inputs(rng)
     status, out = run_on_cpu(ex, src, values, what)
@@ -131,6 +161,7 @@ def check_on_cpu(ex, src, rng, what) -> Graded:
         return Graded(status, out)
     got, launch = out
     problem = judge(ex, values, got, what)
+    problem = _named(ex, problem, answer, values, what)
     if problem:
         return Graded("failed", problem)
     n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
@@ -158,10 +189,8 @@ def check_on_gpu(ex, answer, src, rng, what) -> Graded:
         # no formula predicts; the answer with the right identity tells whether that was the mistake.
         fixed, _ = run_gpu(ex, (*answer[:3], ex.reference[3]), values)
         if judge(ex, values, fixed, what) is None:
-            problem = (
-                f"{what}, but the results are wrong: the identity must be the value that changes nothing "
-                f"({ex.reference[3]} for this reduction); with that identity your kernel is right."
-            )
+            problem = f"{what}, but the results are wrong: " + _WRONG_IDENTITY.format(ident=ex.reference[3])
+    problem = _named(ex, problem, answer, values, what)
     if problem:
         return Graded("failed", problem)
     n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
@@ -170,4 +199,14 @@ def check_on_gpu(ex, answer, src, rng, what) -> Graded:
     )
 
 
+_WRONG_IDENTITY = (
+    "the identity must be the value that changes nothing ({ident} for this reduction); with that identity your "
+    "kernel is right."
+)
+_PARTIALS = (
+    "reduce_expr must combine two partial results, and yours is right only when b is one element (one thread "
+    "folding every element in order gets the right total). CuPy's threads each reduce a share of the elements, "
+    "then combine their partial results with the same reduce_expr: do per-element work such as squaring in "
+    "map_expr, and keep reduce_expr a combination that works on partial totals, such as a + b."
+)
 _PAST_END = "your kernel wrote past the end of the output: threads with i >= n must do nothing (add the bounds check)."

@@ -236,7 +236,7 @@ class CudaCExercise(Exercise):
         if not env.on_gpu():
             from .cuda_run import check_on_cpu
 
-            return check_on_cpu(self, run_src, rng, what)
+            return check_on_cpu(self, run_src, rng, what, answer)
         from .cuda_run import check_on_gpu
 
         return check_on_gpu(self, answer, run_src, rng, what)

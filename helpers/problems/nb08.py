@@ -101,10 +101,7 @@ l2_norm = CudaCExercise(
     make_inputs=lambda rng: {"x": rng.uniform(0, 1, _n(rng)).astype(np.float32)},
     oracle=_l2,
     output="y",
-    mistakes=(
-        (lambda v: np.sqrt(_l2(v) ** 2 + 1), "the identity is the value that changes nothing: 0 for a sum."),
-        (lambda v: _l2(v) ** 2, "that is the sum of squares: take its square root in post_map_expr."),
-    ),
+    mistakes=((lambda v: _l2(v) ** 2, "that is the sum of squares: take its square root in post_map_expr."),),
     hints=(
         "map_expr turns one element into the value to combine; reduce_expr combines two partial results named a and b.",
         "post_map_expr sees the total as a and must assign the output y; the identity of + is 0.",

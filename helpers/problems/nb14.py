@@ -71,6 +71,11 @@ def _judge_offsets(fn, rng):
             bad = int(np.flatnonzero(offsets.astype(np.int64) != want)[0])
             return False, f"for {n} flags, offset {bad} is {fmt(offsets[bad])} but should be {want[bad]}."
         true_count = int(flags_h.sum())
+        if isinstance(count, np.ndarray) and count.ndim == 0:  # CuPy's offsets[n - 1] is a 0-d device array
+            return False, (
+                f"the count is a 0-d array ({fmt(count)}), not a Python int: indexing a CuPy array, as in "
+                "offsets[n - 1], gives a 0-d array on the device; convert the count with int(...)."
+            )
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or int(count) != true_count:
             return False, (
                 f"for {n} flags the count is {fmt(count)} but {true_count} are kept: it is the last offset plus the "
@@ -122,6 +127,12 @@ def _judge_sort(fn, rng):
         want = np.sort(keys_h)[::-1]
         if not hasattr(got, "shape") or got.shape != keys_h.shape:
             return False, f"for {keys_h.size} keys it returned {fmt(got)}; return a device array of the same size."
+        if got.dtype != keys_h.dtype:  # radix_sort writes the keys' bytes, unconverted (cuda-cccl 1.2.1, H200)
+            return False, (
+                f"the result is {got.dtype} but the keys are {keys_h.dtype}: cc.radix_sort writes keys of d_in_keys' "
+                "type into d_out_keys without converting, so its numbers are garbage; allocate the output with "
+                "cp.empty_like(keys)."
+            )
         if not np.array_equal(keys_after, keys_h):
             return False, "the input keys changed: sort into a new array (d_out_keys), keep d_in_keys as it was."
         if not np.array_equal(got, want):

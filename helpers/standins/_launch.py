@@ -70,13 +70,13 @@ def compile_ptx(source: str, options: tuple = (), name_expressions: tuple = (), 
     try:
         for expr in name_expressions:
             check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()))
-        opts = [f"--gpu-architecture={arch}", "-lineinfo", *options]
+        opts = [f"--gpu-architecture={arch}", "-lineinfo", *cuda_c.include_options(), *options]  # cuda_fp16.h...
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             log = bytearray(check(nvrtc.nvrtcGetProgramLogSize(prog)))  # NVRTC writes into it: never bytes
             check(nvrtc.nvrtcGetProgramLog(prog, log))
             text = bytes(log).rstrip(b"\0 ").decode(errors="replace")
-            raise cuda_c.CompileError(f"the kernel does not compile: {cuda_c._first_errors(text)}", text)
+            raise cuda_c.CompileError(cuda_c.compile_failure("the kernel", text), text)
         out = bytearray(check(nvrtc.nvrtcGetPTXSize(prog)))
         check(nvrtc.nvrtcGetPTX(prog, out))
         out = bytes(out)
@@ -192,12 +192,15 @@ def run(library, source, ptx_text, kernel, grid, block, args, *, shared=0, pytho
     grid, block = dims(grid, "grid", empty_ok), dims(block, "block", empty_ok)
     if min(grid + block) == 0:  # CuPy: a launch of no threads does nothing, and says nothing
         return None
+    # plain NumPy views of the same memory: the interpreter indexes them, and a stand-in's array
+    # type (CuPy's x[i] is a 0-d array) is for the learner's code, not for it
+    args = tuple(a.view(np.ndarray) if isinstance(a, np.ndarray) and type(a) is not np.ndarray else a for a in args)
     r = ptx.run(
         ptx_text if ptx_text is not None else source,
         kernel,
         grid,
         block,
-        tuple(args),
+        args,
         shared_bytes=shared or 0,  # helpers.ptx.run says what is wrong with it
         source=source,
         python_scalars=python_scalars,

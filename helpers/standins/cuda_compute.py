@@ -3,8 +3,12 @@
 Same keyword-only signatures as cuda-cccl 1.2.1 (``reduce_into(d_in=, d_out=, num_items=, op=,
 h_init=)`` ...), NumPy underneath, so a learner's call that is wrong for the real library (a
 missing keyword, an output too small, a Python callable where only ``OpKind`` works without
-numba-cuda-mlir) is one sentence here too. What a stand-in cannot show (speed, the temp-storage
-sizes CUB picks) is said in the notebook, which reads the GPU's recorded numbers.
+numba-cuda-mlir) is one sentence here too. What a learner's answer can tell behaves as 1.2.1 did
+on an H200: a host (NumPy) array as d_in or d_out is refused (AttributeError there: it has no
+``__cuda_array_interface__``); reduce_into and radix_sort write the accumulator's (h_init's) or
+the keys' bytes into d_out without converting, so a float64 d_out for float32 data reads as
+garbage, while the scans convert to d_out's dtype. What a stand-in cannot show (speed, the
+temp-storage sizes CUB picks) is said in the notebook, which reads the GPU's recorded numbers.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import enum
 
 import numpy as np
 
-from ..errors import GPURequired, LearnerValueError
+from ..errors import GPURequired, LearnerAttributeError, LearnerValueError
+from .cupy import ndarray as _device_array
 
 __all__ = [
     "OpKind",
@@ -88,26 +93,59 @@ def _op(op, name):
     raise LearnerValueError(f"{name}: op must be an OpKind (e.g. OpKind.PLUS), not {type(op).__name__}.")
 
 
-def _input(d_in, num_items, name):
+def _on_device(a, name, what):
+    """`a` as cuda.compute takes it: device memory (a CuPy array), one contiguous block."""
+    if not isinstance(a, _device_array):
+        raise LearnerAttributeError(
+            f"{name}: {what} is a NumPy array in host memory, and cuda.compute works on device arrays only (on a "
+            "GPU: AttributeError: 'numpy.ndarray' object has no attribute '__cuda_array_interface__'): copy it "
+            "with cp.asarray(...) or allocate it with cp.empty(...)."
+        )
+    if not (a.flags.c_contiguous or a.flags.f_contiguous):
+        raise LearnerValueError(
+            f"{name}: {what} is not contiguous (cuda.compute: 'Non-contiguous arrays are not "
+            "supported.'): pass a contiguous copy, cp.ascontiguousarray(...)."
+        )
+    return a
+
+
+def _input(d_in, num_items, name, what="d_in"):
     if isinstance(num_items, bool) or not isinstance(num_items, (int, np.integer)) or num_items < 0:
         raise LearnerValueError(f"{name}: num_items must be a non-negative int, not {num_items!r}.")
     if isinstance(d_in, CountingIterator):
         return d_in._values(int(num_items))
     if not isinstance(d_in, np.ndarray):
-        raise LearnerValueError(f"{name}: d_in must be a device array or an iterator, not {type(d_in).__name__}.")
+        raise LearnerValueError(f"{name}: {what} must be a device array or an iterator, not {type(d_in).__name__}.")
+    _on_device(d_in, name, what)
     if d_in.size < num_items:
-        raise LearnerValueError(f"{name}: num_items is {num_items} but d_in holds only {d_in.size} elements.")
-    return d_in.reshape(-1)[: int(num_items)]
+        raise LearnerValueError(f"{name}: num_items is {num_items} but {what} holds only {d_in.size} elements.")
+    return d_in.reshape(-1, order="A")[: int(num_items)].view(np.ndarray)
 
 
-def _output(d_out, need, name):
+def _output(d_out, need, name, what="d_out"):
     if not isinstance(d_out, np.ndarray):
         raise LearnerValueError(
-            f"{name}: d_out must be a device array (e.g. cp.empty(...)), not {type(d_out).__name__}."
+            f"{name}: {what} must be a device array (e.g. cp.empty(...)), not {type(d_out).__name__}."
         )
+    _on_device(d_out, name, what)
     if d_out.size < need:
-        raise LearnerValueError(f"{name}: d_out holds {d_out.size} elements but the result needs {need}.")
-    return d_out.reshape(-1)
+        raise LearnerValueError(f"{name}: {what} holds {d_out.size} elements but the result needs {need}.")
+    return d_out.reshape(-1, order="A").view(np.ndarray)  # a view (C or F order): writes reach the learner
+
+
+def _write_bytes(out, values, name, what, typed_by):
+    """Write `values` as their own bytes at the start of `out`, as reduce_into and radix_sort do: CUB
+    writes its accumulator's (or the keys') type, whatever d_out's dtype (cuda-cccl 1.2.1 on an H200:
+    a float32 sum in a float64 d_out read 5.6e-315, float32 keys sorted into float64 read 2.7e17)."""
+    raw = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    dst = out.view(np.uint8)
+    if dst.size < raw.size:
+        raise LearnerValueError(
+            f"{name}: the result is {raw.size} bytes of {values.dtype} ({typed_by}) but {what} holds only "
+            f"{dst.size} bytes of {out.dtype}: cuda.compute writes {values.dtype} values without converting, so "
+            f"give {what} the dtype {values.dtype}."
+        )
+    dst[: raw.size] = raw
 
 
 def _init_value(value, name, dtype, required):
@@ -130,8 +168,10 @@ def reduce_into(*, d_in, d_out, num_items, op, h_init=None, stream=None, **kwarg
     out = _output(d_out, 1, "reduce_into")
     init = _init_value(h_init, "reduce_into", x.dtype, required=False)
     acc_dtype = np.asarray(h_init).dtype if init is not None else x.dtype
-    total = f.reduce(x.astype(acc_dtype), initial=init) if x.size or init is not None else acc_dtype.type(0)
-    out[0] = total
+    if not x.size and init is None:
+        return  # cuda.compute 1.2.1: "If num_items is also zero, d_out is unmodified."
+    total = f.reduce(x.astype(acc_dtype), initial=init) if x.size else init
+    _write_bytes(out, np.asarray([total], acc_dtype), "reduce_into", "d_out", "the accumulator has h_init's dtype")
 
 
 def _scan(d_in, d_out, op, init_value, num_items, name, exclusive):
@@ -170,17 +210,18 @@ def radix_sort(
 ):
     if not isinstance(order, SortOrder):
         raise LearnerValueError("radix_sort: order must be SortOrder.ASCENDING or SortOrder.DESCENDING.")
-    keys = _input(d_in_keys, num_items, "radix_sort")
+    keys = _input(d_in_keys, num_items, "radix_sort", "d_in_keys")
     if keys.dtype.kind not in "iuf":
         raise LearnerValueError(f"radix_sort sorts numbers (integers or floats), not {keys.dtype}.")
     idx = np.argsort(keys, kind="stable")
     if order is SortOrder.DESCENDING:
         idx = np.argsort(-keys.astype(np.float64), kind="stable") if keys.dtype.kind == "f" else idx[::-1]
-    out = _output(d_out_keys, keys.size, "radix_sort")
-    out[: keys.size] = keys[idx]
-    if d_in_values is not None:
-        vals = _input(d_in_values, num_items, "radix_sort")
-        _output(d_out_values, keys.size, "radix_sort")[: keys.size] = vals[idx]
+    same = getattr(d_out_keys, "dtype", None) == keys.dtype  # else the bytes must fit (_write_bytes)
+    out = _output(d_out_keys, keys.size if same else 0, "radix_sort", "d_out_keys")
+    _write_bytes(out, keys[idx], "radix_sort", "d_out_keys", "keys of d_in_keys' dtype")
+    if d_in_values is not None:  # values convert here: a GPU's handling of another dtype was not checked
+        vals = _input(d_in_values, num_items, "radix_sort", "d_in_values")
+        _output(d_out_values, keys.size, "radix_sort", "d_out_values")[: keys.size] = vals[idx]
 
 
 class _Reduce:

@@ -46,6 +46,14 @@ class ndarray(np.ndarray):  # noqa: N801 - the name CuPy uses
     def data(self):
         return _MemoryPointer(_launch.register(self))
 
+    def __getitem__(self, key):
+        # CuPy keeps an element on the device: x_d[i] is a 0-d cupy.ndarray (a view), never a NumPy
+        # scalar, so code that needs a number must say int(...) or float(...) (CuPy 14.2 on an H200).
+        got = super().__getitem__(key)
+        if isinstance(got, np.ndarray):
+            return got
+        return super().__getitem__((*key, Ellipsis) if isinstance(key, tuple) else (key, Ellipsis))
+
     def get(self, stream=None, order="C", out=None):
         """GPU -> host copy, as ``cupy.ndarray.get()``."""
         host = np.array(self.view(np.ndarray), order=order)
@@ -313,8 +321,10 @@ class ElementwiseKernel:
 
 class ReductionKernel:
     """``cupy.ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name)``
-    over the whole array (axis=None), run as helpers.cuda_c.reduction_source: one thread folds every
-    element, so the order of the sum differs from CuPy's tree (compare with a tolerance)."""
+    over the whole array (axis=None), run as helpers.cuda_c.reduction_source in one block of the
+    threads CuPy would use: each thread folds its share, then a tree combines the partial results
+    with reduce_expr, as on a GPU (so a reduce_expr right only for one element at a time is wrong
+    here too). CuPy's order of the sum may still differ (compare with a tolerance)."""
 
     def __init__(
         self,
@@ -353,7 +363,8 @@ class ReductionKernel:
             + _typed_source(cuda_c.reduction_source(*self.parts, self.name, self.reduce_type), types)
         )
         n = int(np.prod(shape))
-        _launch.run("CuPy ReductionKernel", src, None, self.name, 1, 1, [*call, *results, np.int64(n)])
+        block = cuda_c.reduction_threads(n)
+        _launch.run("CuPy ReductionKernel", src, None, self.name, 1, block, [*call, *results, np.int64(n)])
         got = [r.reshape(()) for r in results]
         if out is not None:
             out[...] = got[0]

@@ -16,6 +16,7 @@ import pytest
 from bench import cccl as bench_cccl
 from helpers.errors import LearnerError
 from helpers.standins import cuda_compute as cc
+from helpers.standins import cupy as cp
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORD = json.loads((ROOT / "docs/data/cccl.json").read_text())
@@ -23,24 +24,24 @@ RECORD = json.loads((ROOT / "docs/data/cccl.json").read_text())
 
 def test_reduce_scans_sort_and_iterator_compute_what_numpy_does():
     rng = np.random.default_rng(0)
-    x = rng.integers(-50, 50, size=1001).astype(np.int64)
-    out = np.empty(1, np.int64)
+    x = cp.asarray(rng.integers(-50, 50, size=1001).astype(np.int64))
+    out = cp.empty(1, np.int64)
     cc.reduce_into(d_in=x, d_out=out, num_items=x.size, op=cc.OpKind.PLUS, h_init=np.full(1, 7, np.int64))
     assert out[0] == x.sum() + 7
     cc.reduce_into(d_in=x, d_out=out, num_items=x.size, op=cc.OpKind.MAXIMUM, h_init=np.full(1, -(10**9), np.int64))
     assert out[0] == x.max()
-    inc, exc = np.empty_like(x), np.empty_like(x)
+    inc, exc = cp.empty_like(x), cp.empty_like(x)
     cc.inclusive_scan(d_in=x, d_out=inc, op=cc.OpKind.PLUS, init_value=None, num_items=x.size)
     cc.exclusive_scan(d_in=x, d_out=exc, op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int64), num_items=x.size)
     assert np.array_equal(inc, np.cumsum(x)) and np.array_equal(exc, np.concatenate(([0], np.cumsum(x)[:-1])))
-    keys = rng.standard_normal(300).astype(np.float32)
-    vals = np.arange(300, dtype=np.int32)
-    k2, v2 = np.empty_like(keys), np.empty_like(vals)
+    keys = cp.asarray(rng.standard_normal(300).astype(np.float32))
+    vals = cp.arange(300, dtype=np.int32)
+    k2, v2 = cp.empty_like(keys), cp.empty_like(vals)
     cc.radix_sort(
         d_in_keys=keys, d_out_keys=k2, d_in_values=vals, d_out_values=v2, num_items=300, order=cc.SortOrder.DESCENDING
     )
     assert np.array_equal(k2, np.sort(keys)[::-1]) and np.array_equal(keys[v2], k2)
-    s = np.empty(1, np.int64)
+    s = cp.empty(1, np.int64)
     cc.reduce_into(d_in=cc.CountingIterator(np.int64(1)), d_out=s, num_items=100, op=cc.OpKind.PLUS, h_init=None)
     assert s[0] == 5050
 
@@ -49,23 +50,23 @@ def test_reduce_scans_sort_and_iterator_compute_what_numpy_does():
     "call, words",
     [
         (
-            lambda: cc.reduce_into(d_in=np.ones(4), d_out=np.empty(1), num_items=4, op=lambda a, b: a + b),
+            lambda: cc.reduce_into(d_in=cp.ones(4), d_out=cp.empty(1), num_items=4, op=lambda a, b: a + b),
             "numba-cuda-mlir",
         ),
-        (lambda: cc.reduce_into(d_in=np.ones(4), d_out=np.empty(0), num_items=4, op=cc.OpKind.PLUS), "needs 1"),
-        (lambda: cc.reduce_into(d_in=np.ones(4), d_out=np.empty(1), num_items=9, op=cc.OpKind.PLUS), "only 4"),
+        (lambda: cc.reduce_into(d_in=cp.ones(4), d_out=cp.empty(0), num_items=4, op=cc.OpKind.PLUS), "needs 1"),
+        (lambda: cc.reduce_into(d_in=cp.ones(4), d_out=cp.empty(1), num_items=9, op=cc.OpKind.PLUS), "only 4"),
         (
             lambda: cc.exclusive_scan(
-                d_in=np.ones(4), d_out=np.empty(4), op=cc.OpKind.PLUS, init_value=None, num_items=4
+                d_in=cp.ones(4), d_out=cp.empty(4), op=cc.OpKind.PLUS, init_value=None, num_items=4
             ),
             "init_value is required",
         ),
         (
-            lambda: cc.inclusive_scan(d_in=np.ones(4), d_out=np.empty(4), op=cc.OpKind.PLUS, init_value=0, num_items=4),
+            lambda: cc.inclusive_scan(d_in=cp.ones(4), d_out=cp.empty(4), op=cc.OpKind.PLUS, init_value=0, num_items=4),
             "one-element NumPy array",
         ),
         (lambda: cc.CountingIterator(1), "NumPy scalar"),
-        (lambda: cc.radix_sort(d_in_keys=np.ones(3), d_out_keys=np.empty(3), num_items=3, order="desc"), "SortOrder"),
+        (lambda: cc.radix_sort(d_in_keys=cp.ones(3), d_out_keys=cp.empty(3), num_items=3, order="desc"), "SortOrder"),
     ],
 )
 def test_wrong_calls_are_one_sentence(call, words):

@@ -107,7 +107,7 @@ def found_sources():
 def source_cases():
     """One case per kernel of every course source; identical sources (saxpy in four notebooks) once."""
     from helpers.cuda_c import compile as nvrtc
-    from helpers.cuda_c import entry_points
+    from helpers.cuda_c import entry_points, reduction_threads
     from helpers.ptx.records import demangle
 
     cases, seen = [], {}
@@ -121,15 +121,15 @@ def source_cases():
             sig = _signature(unit, kernel)
             if sig is None:
                 raise ValueError(f"{where}: cannot read the parameters of {kernel}: add its types to course._CTYPE")
-            one_thread = kind == "reduction"  # the ReductionKernel stand-in is one thread's loop
+            one_block = kind == "reduction"  # the ReductionKernel stand-in: one block, partials combined
             arrays = tuple(n for n, ptr, _ in sig if ptr)  # inputs too: they must come back unchanged
             case = Case(
                 f"course-{_label(where, unit)}-{kernel}",
                 "course",
                 unit,
                 kernel,
-                1 if one_thread else (N + BLOCK - 1) // BLOCK,
-                1 if one_thread else BLOCK,
+                1 if one_block else (N + BLOCK - 1) // BLOCK,
+                reduction_threads(N) if one_block else BLOCK,
                 _generic_make(sig),
                 arrays,
                 origin=where,

@@ -29,6 +29,20 @@ def host_cumsum(flags):
     return cp.asarray(offsets), int(f.sum())
 
 
+def count_left_on_device(flags):
+    n = flags.size
+    out = cp.empty(n, dtype=np.int32)
+    cc.exclusive_scan(d_in=flags, d_out=out, op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int32), num_items=n)
+    return out, out[n - 1] + flags[n - 1]  # a 0-d CuPy array, as on a GPU
+
+
+def host_offsets(flags):
+    n = flags.size
+    out = np.empty(n, dtype=np.int32)  # host memory: cuda.compute refuses it
+    cc.exclusive_scan(d_in=flags, d_out=out, op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int32), num_items=n)
+    return out, int(out[n - 1]) + int(flags[n - 1])
+
+
 def offsets_only(flags):
     return count_misses_last(flags)[0]
 
@@ -36,6 +50,18 @@ def offsets_only(flags):
 def ascending(keys):
     out = cp.empty_like(keys)
     cc.radix_sort(d_in_keys=keys, d_out_keys=out, num_items=keys.size, order=cc.SortOrder.ASCENDING)
+    return out
+
+
+def float64_output(keys):
+    out = cp.empty(keys.size)  # float64: radix_sort writes the keys' bytes into it unconverted
+    cc.radix_sort(d_in_keys=keys, d_out_keys=out, num_items=keys.size, order=cc.SortOrder.DESCENDING)
+    return out
+
+
+def host_output(keys):
+    out = np.empty(keys.size, keys.dtype)
+    cc.radix_sort(d_in_keys=keys, d_out_keys=out, num_items=keys.size, order=cc.SortOrder.DESCENDING)
     return out
 
 
@@ -59,11 +85,15 @@ WRONG = {
         Wrong("count forgets the last flag", count_misses_last, "last offset plus the"),
         Wrong("on the host with NumPy", host_cumsum, "something other than cuda.compute"),
         Wrong("offsets only", offsets_only, "return a pair"),
+        Wrong("count left a 0-d device array", count_left_on_device, "convert the count with int(...)"),
+        Wrong("offsets in host memory", host_offsets, "NumPy array in host memory", status="error"),
     ],
     "sort_descending": [
         Wrong("ascending", ascending, "smallest first"),
         Wrong("reversed NumPy sort", reversed_copy, "not with cc.radix_sort"),
         Wrong("sorted in place", in_place, "input keys changed"),
+        Wrong("float64 output", float64_output, "without converting"),
+        Wrong("output in host memory", host_output, "NumPy array in host memory", status="error"),
     ],
 }
 WRONG_GPU = {}
