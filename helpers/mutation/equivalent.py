@@ -40,6 +40,21 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("nb05.stencil", "dtype_changed", r"numba\.float32 -> numba\.float64", _WIDER_TILE),
     Equivalent("nb05.matmul_tiled", "dtype_changed", r"numba\.float32 -> numba\.float64", _WIDER_TILE),
     Equivalent(
+        "nb07.occupancy",
+        "constant_off_by_one",
+        r"line 3: constant 255 -> 254",
+        "regs * 32 is a multiple of 32, so adding 254 or 255 before dividing by 256 rounds up to the same "
+        "multiple of 256 registers per warp",
+    ),
+    Equivalent(
+        "nb07.occupancy",
+        "constant_off_by_one",
+        r"line 3: constant 256 -> 255$",
+        "only the granule's size written as 255 (the ceiling still divides by 256) is equivalent: 65536 // (warps * "
+        "255 * k) and 65536 // (warps * 256 * k) differ only where warps * k * blocks = 257, a prime, so only at 1 "
+        "warp of 1 granule, where both are over the 32-block limit; the other 256 -> 255 changes the ceiling and fails",
+    ),
+    Equivalent(
         "nb05.stencil",
         "comparison_boundary",
         r"0 < i <= n -> 0 < i < n",

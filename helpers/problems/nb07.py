@@ -128,6 +128,17 @@ REGISTERS_PER_SM = 65536
 SHARED_PER_SM = 228 * 1024
 
 
+class _Smem:
+    """Shared memory per block: none (a third of the draws, so the thread and register limits decide), a
+    round size, or any number of bytes (a formula right only for whole KB fails)."""
+
+    ROUND = (1024, 4096, 8192, 12288, 16384, 33000, 49152, 100000)
+
+    def draw(self, rng):
+        kind = int(rng.integers(0, 3))
+        return 0 if kind == 0 else int(rng.choice(self.ROUND)) if kind == 1 else int(rng.integers(1, 100_001))
+
+
 def _blocks_per_sm(threads, regs, smem):
     warps = (threads + 31) // 32
     regs_per_warp = (regs * 32 + 255) // 256 * 256
@@ -150,10 +161,12 @@ occupancy = FunctionExercise(
     reference=_blocks_per_sm,
     inputs={
         # block sizes that are not multiples of 32 too: a block of 100 threads still takes 4 whole warps
-        "threads": Ints(choices=(32, 64, 96, 100, 128, 192, 200, 256, 300, 384, 500, 512, 640, 768, 1000, 1024)),
+        # and one past a warp (33, 65, ...), where rounding up to whole warps matters most
+        "threads": Ints(
+            choices=(32, 33, 64, 65, 96, 100, 128, 129, 192, 200, 256, 257, 300, 384, 500, 512, 640, 768, 1000, 1024)
+        ),
         "regs": Ints(16, 255),
-        # any number of bytes: a formula that is right only for round sizes (1024, 4096, ...) fails
-        "smem": Ints(0, 100_000),
+        "smem": _Smem(),
     },
     edge_cases=(
         (256, 32, 0),
@@ -165,6 +178,8 @@ occupancy = FunctionExercise(
         (256, 123, 8320),
         (100, 32, 0),
         (200, 40, 0),
+        (96, 16, 0),  # the thread limit binds at 3 warps: 2048 // 96 = 21, not 22
+        (129, 16, 0),  # 5 whole warps bind: 2048 // 160 = 12
     ),
     mistakes=(
         (

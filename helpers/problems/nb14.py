@@ -9,9 +9,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.errors import LearnerError
 from helpers.exercises import CallExercise, ValueExercise, register
 from helpers.exercises.base import fmt
-from helpers.exercises.library_calls import observed_call
+from helpers.exercises.library_calls import observed_call as _observed_call
+
+
+def observed_call(fn, args, names):
+    """The learner's call, with a real GPU's refusal of host memory told as the CPU stand-in tells it: on a
+    GPU cuda.compute raises AttributeError: 'numpy.ndarray' object has no attribute '__cuda_array_interface__'."""
+    try:
+        return _observed_call(fn, args, names)
+    except AttributeError as e:
+        if isinstance(e, LearnerError) or "__cuda_array_interface__" not in str(e):
+            raise
+        raise LearnerError(
+            "cuda.compute got a NumPy array in host memory, and it works on device arrays only (AttributeError: "
+            "'numpy.ndarray' object has no attribute '__cuda_array_interface__'): copy it with cp.asarray(...) "
+            "or allocate it with cp.empty(...)."
+        ) from None
 
 
 def _libs():

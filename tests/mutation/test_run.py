@@ -5,7 +5,7 @@ from numba import cuda
 
 import helpers  # noqa: F401 - the course rule: helpers before numba.cuda
 from helpers.exercises import FunctionExercise, In, Ints, KernelExercise, Out, fixed, per_element
-from helpers.mutation.run import Outcome, mutants, right_at_size, run_exercise, targets
+from helpers.mutation.run import Outcome, mutants, right_at_size, right_beyond_the_check, run_exercise, targets
 from helpers.problems import nb01, nb02
 
 
@@ -88,3 +88,14 @@ def test_right_at_size_tells_a_right_kernel_from_a_wrong_one():
         "square",
     )
     assert right_at_size(ex, _stride) and not right_at_size(ex, off_by_one)
+
+
+def test_right_beyond_the_check_tries_a_function_on_many_more_inputs():
+    weak = _named(
+        FunctionExercise(
+            prompt="blocks", reference=_blocks, inputs={"n": Ints(1, 10_000), "t": Ints(choices=(32, 64, 128))}
+        ),
+        "blocks",
+    )
+    assert right_beyond_the_check(weak, lambda n, t: -(-n // t))
+    assert not right_beyond_the_check(weak, lambda n, t: n // t + 1)  # right unless t divides n
