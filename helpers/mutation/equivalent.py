@@ -34,6 +34,8 @@ _WIDER_TILE = (
     "shared memory, which is what the exercise asks (an accumulator started as 0.0 is float64 in Numba too)"
 )
 
+_EVERY_LAUNCH = "the same result for every block of 1 to 1,024 threads with 1 to 255 registers (checked exhaustively)"
+
 EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent("nb04.grayscale", "dtype_changed", r"np\.float32 -> np\.float64", _WIDER_FLOAT),
     Equivalent("nb04.blur", "dtype_changed", r"np\.float32 -> np\.float64", _WIDER_FLOAT),
@@ -42,17 +44,24 @@ EQUIVALENT: tuple[Equivalent, ...] = (
     Equivalent(
         "nb07.occupancy",
         "constant_off_by_one",
-        r"line 3: constant 255 -> 254",
-        "regs * 32 is a multiple of 32, so adding 254 or 255 before dividing by 256 rounds up to the same "
-        "multiple of 256 registers per warp",
+        r"line 3: constant 255 -> 254$",
+        _EVERY_LAUNCH + ": regs * 32 is a multiple of 32, so adding 254 or 255 before dividing by 256 rounds up to "
+        "the same multiple of 256 registers per warp",
     ),
     Equivalent(
         "nb07.occupancy",
         "constant_off_by_one",
         r"line 3: constant 256 -> 255$",
-        "only the granule's size written as 255 (the ceiling still divides by 256) is equivalent: 65536 // (warps * "
-        "255 * k) and 65536 // (warps * 256 * k) differ only where warps * k * blocks = 257, a prime, so only at 1 "
-        "warp of 1 granule, where both are over the 32-block limit; the other 256 -> 255 changes the ceiling and fails",
+        _EVERY_LAUNCH + ": a granule written as 255 registers (the rounding still divides by 256) changes 65536 // "
+        "(warps * registers per warp) only where warps * granules * blocks = 257, a prime: 1 warp of 1 granule, "
+        "already over the 32-block limit",
+    ),
+    Equivalent(
+        "nb07.occupancy",
+        "constant_off_by_one",
+        r"line 3: constant 256 -> 257 \(#2\)$",
+        _EVERY_LAUNCH + ": rounding up with // 257 instead of // 256 gives one granule less only at 249 registers, "
+        "where the block count floors to the same number for every warp count",
     ),
     Equivalent(
         "nb05.stencil",
