@@ -76,7 +76,15 @@ def disagreements(cpu: dict, gpu: dict) -> list[str]:
     return sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
 
 
-def page(cpu: dict, gpu: dict | None) -> str:
+def page(cpu: dict | None, gpu: dict | None) -> str:
+    """The page from the CPU record and, when there is one, the GPU record; from the GPU record alone
+    (its column first) while no CPU record has been written."""
+    if cpu is None:
+        return _page(gpu, None, "GPU")
+    return _page(cpu, gpu, "CPU")
+
+
+def _page(cpu: dict, gpu: dict | None, first: str) -> str:
     lines = [
         "# Mutation report",
         "",
@@ -93,7 +101,7 @@ def page(cpu: dict, gpu: dict | None) -> str:
         "",
     ]
     gpu_rows = {r.exercise: r for r in rows(gpu)} if gpu else {}
-    head = "| exercise | mutants | killed (CPU) | equivalent | surviving (CPU) |"
+    head = f"| exercise | mutants | killed ({first}) | equivalent | surviving ({first}) |"
     rule = "|---|---:|---:|---:|---:|"
     if gpu:
         head += " killed (GPU) | surviving (GPU) |"
@@ -108,13 +116,14 @@ def page(cpu: dict, gpu: dict | None) -> str:
         lines.append(line)
         total = [total[0] + r.generated, total[1] + r.killed, total[2] + r.equivalent, total[3] + len(r.surviving)]
     lines.append(f"| **all** | {total[0]} | {total[1]} | {total[2]} | {total[3]} |" + (" | |" if gpu else ""))
-    lines += ["", f"CPU record: `{record_path('cpu').relative_to(ROOT)}`."]
+    where = "" if first == "CPU" else f" ({cpu.get('device') or 'a GPU'}); no CPU record yet"
+    lines += ["", f"{first} record: `{record_path(first.lower()).relative_to(ROOT)}`{where}."]
     if gpu:
         lines.append(f"GPU record: `{record_path('gpu').relative_to(ROOT)}` ({gpu.get('device') or 'a GPU'}).")
         differ = disagreements(cpu, gpu)
         lines.append(f"Mutants on which CPU and GPU mode disagree: {len(differ)}.")
         lines += [f"- `{k}`" for k in differ]
-    else:
+    elif first == "CPU":
         lines.append("No GPU record yet.")
     surviving = [k for r in rows(cpu) for k in r.surviving]
     lines += ["", "## Surviving mutants", ""]
@@ -127,8 +136,8 @@ def page(cpu: dict, gpu: dict | None) -> str:
 
 
 def write_page() -> Path:
-    cpu = load("cpu")
-    if cpu is None:
+    cpu, gpu = load("cpu"), load("gpu")
+    if cpu is None and gpu is None:
         raise FileNotFoundError(f"{record_path('cpu')} is missing: run `make mutation-report` first.")
-    PAGE.write_text(page(cpu, load("gpu")))
+    PAGE.write_text(page(cpu, gpu))
     return PAGE

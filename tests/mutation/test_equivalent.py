@@ -11,7 +11,7 @@ from helpers.mutation.equivalent import EQUIVALENT, Equivalent, reason
 from helpers.mutation.run import KILLED, mutants, right_beyond_the_check
 from helpers.problems import all_exercises
 
-CPU = report.load("cpu") or {"mutants": []}
+CPU = report.load("cpu") or report.load("gpu") or {"mutants": []}
 EXCUSED = sorted(m["key"] for m in CPU["mutants"] if m["status"] not in KILLED and reason(m["key"]))
 
 
