@@ -12,6 +12,7 @@ unless ``equivalent`` says why that mutant is right.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -133,7 +134,10 @@ def grade(ex, mutant: Mutant, tree, namespace, call: bool) -> Outcome:
         if mutant.part == "launch":
             answer = ex.reference
     result = ex.grade(answer, seed=SEED, **options)
-    return Outcome(mutant, result.status, result.message)
+    status = result.status
+    if status == "error" and re.search(r"\b(ModuleNotFoundError|ImportError)\b", result.message):
+        status = "broken"  # the course's own environment failed (a package missing), not the mutant: proves nothing
+    return Outcome(mutant, status, result.message)
 
 
 def grade_job(job) -> Outcome:

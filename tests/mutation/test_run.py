@@ -99,3 +99,20 @@ def test_right_beyond_the_check_tries_a_function_on_many_more_inputs():
     )
     assert right_beyond_the_check(weak, lambda n, t: -(-n // t))
     assert not right_beyond_the_check(weak, lambda n, t: n // t + 1)  # right unless t divides n
+
+
+def test_an_error_from_a_missing_package_is_not_a_killed_mutant(monkeypatch):
+    """A GPU host without greenlet made every barrier kernel's check end in 'error': the environment
+    failed, not the mutant, so it must not count as killed."""
+    from helpers.mutation import run
+
+    ex = nb01.blocks_per_grid
+    m, tree, ns, call = next(iter(mutants(ex)))
+    monkeypatch.setattr(
+        type(ex),
+        "grade",
+        lambda self, *a, **k: type(
+            "R", (), {"status": "error", "message": "your code raised ModuleNotFoundError: x"}
+        )(),
+    )
+    assert not run.grade(ex, m, tree, ns, call).killed
