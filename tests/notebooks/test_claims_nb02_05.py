@@ -26,6 +26,7 @@ from support import code_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
 def _run_cells(path, upto):
     """Run a notebook's code cells up to the one containing `upto`; return that cell's printed text."""
     scope = {"__name__": "__main__"}
@@ -39,6 +40,7 @@ def _run_cells(path, upto):
         if upto in src:
             return buf.getvalue()
     raise AssertionError(f"no cell with {upto!r}")
+
 
 pytestmark = pytest.mark.usefixtures("progress_file")  # tests/conftest.py
 
@@ -79,7 +81,7 @@ def test_demos_and_checks_share_one_definition_of_per_thread():
     assert metrics_dict(t.metrics, t)["global_reads_per_thread"] == pytest.approx(t.metrics.global_reads[0])
     r = _grade(nb05.stencil, stencil_global)
     shown = float(re.search(r"global reads per thread is ([\d.]+)", r.message).group(1))
-    assert 2.9 < shown < 3.0, r.message  # the check says what the demo prints: about 3, not 2.3
+    assert 2.9 < shown <= 3.0, r.message  # the check says what the demo prints: about 3, not 2.3
 
 
 def test_coalescing_is_introduced_where_it_is_first_used():
