@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from .._files import atomic_write
 from .class_stats import BANDS, STATUSES, ClassStats, ExerciseStats, class_stats
+from .report import STATUS_WORDS
 
 FILE = "report.html"
 HARDEST = 5  # exercises named in the summary
@@ -33,15 +34,7 @@ COLOURS = {
     "not_graded": "#8250df",
     "tampering": "#24292f",
 }
-WORDS = {
-    "passed": "passed",
-    "failed": "failed",
-    "error": "error",
-    "not_attempted": "not attempted",
-    "unchecked": "unchecked",
-    "not_graded": "not graded",
-    "tampering": "tampering",
-}
+WORDS = STATUS_WORDS  # the terminal summary's words for each status, one table for both
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1280px;
