@@ -8,5 +8,6 @@ reason it computes the right thing the way the exercise asks.
 Modules: ``sites`` (enumerating and rewriting one AST node at a time), ``kernel_ops`` and
 ``host_ops`` (the operators), ``build`` (a mutant's source as an importable kernel or function),
 ``equivalent`` (the mutants that are right, and why), ``run`` (grading every mutant),
-``report`` (docs/mutation-report.md and docs/data/mutation.json), ``__main__`` (the command).
+``report`` (docs/mutation-report.md and docs/data/mutation-<mode>.json), ``journal`` (a run's
+outcomes as they come, so a stopped run resumes), ``__main__`` (the command).
 """

@@ -47,6 +47,7 @@ class Outcome:
     mutant: Mutant
     status: str
     message: str
+    seconds: float = 0.0  # how long its grading took (the journal keeps it; the slowest are printed)
 
     @property
     def killed(self) -> bool:
@@ -141,15 +142,20 @@ def grade(ex, mutant: Mutant, tree, namespace, call: bool) -> Outcome:
 
 
 def grade_job(job) -> Outcome:
-    """(exercise id, mutant key) -> its Outcome: derives the exercise's mutants again (cheap and
-    deterministic), so a worker process needs only the two strings."""
+    """(exercise id, mutant key) -> its timed Outcome: derives the exercise's mutants again (cheap
+    and deterministic), so a worker process needs only the two strings."""
+    import dataclasses
+    import time
+
     from ..problems import all_exercises
 
     exercise, key = job
     ex = next(e for e in all_exercises() if exercise_id(e) == exercise)
     for m, tree, namespace, call in mutants(ex):
         if m.key == key:
-            return grade(ex, m, tree, namespace, call)
+            start = time.perf_counter()
+            outcome = grade(ex, m, tree, namespace, call)
+            return dataclasses.replace(outcome, seconds=time.perf_counter() - start)
     raise LookupError(f"{key}: not derived")
 
 
