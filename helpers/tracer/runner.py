@@ -26,6 +26,7 @@ from .instrument import Instrumenter
 from .launch import split as split_launch
 from .records import MAX_ACCESSES, Dim3, Recorder
 from .result import Trace
+from .spin import SpinCheck
 from .watchdog import learner_frame, line_text, touch, watchdog
 
 
@@ -121,6 +122,7 @@ class Runner:
         self.finished = set()
         waiting = {}  # gtid -> Arrival
         runnable = gtids
+        spin = SpinCheck(self.fn.__name__, self.instr.codes)
         while True:
             for g in runnable:
                 b, t = divmod(g, tpb)
@@ -140,6 +142,7 @@ class Runner:
                     waiting[g] = got
             if not waiting:
                 break
+            spin.round(threads, waiting, self.finished, shared, args)
             runnable = self._release(waiting)
             for g in runnable:
                 del waiting[g]
