@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,25 +46,37 @@ def to_host(cp, a):
     return np.asarray(cp.asnumpy(a)) if hasattr(a, "__cuda_array_interface__") or isinstance(a, np.ndarray) else a
 
 
-def device_call(fn, host_args, count=()):
-    """``fn(*device arrays)`` with calls to ``cuda.compute``'s ``count`` functions counted: (what it
-    returned, on the host; the counts; the arguments afterwards, on the host)."""
+class DeviceCall(NamedTuple):
+    """What a learner's function did with device arrays: its result and arguments afterwards (on the
+    host), the ``cuda.compute`` calls counted, and which parts of the result were device arrays."""
+
+    result: object
+    calls: dict
+    args: list
+    on_device: list  # one bool per element of a returned tuple, else one for the result
+
+
+def device_call(fn, host_args, count=()) -> DeviceCall:
+    """``fn(*device arrays)`` with calls to ``cuda.compute``'s ``count`` functions counted."""
     from ..standins import library
 
     cp, cc = library("cupy"), library("cuda.compute")
     args = [cp.asarray(a) for a in host_args]
     with counting(cc, tuple(count)) as calls:
         got = fn(*args)
+    parts = got if isinstance(got, tuple) else (got,)
+    on_device = [isinstance(g, cp.ndarray) or hasattr(g, "__cuda_array_interface__") for g in parts]
     got = tuple(to_host(cp, g) for g in got) if isinstance(got, tuple) else to_host(cp, got)
-    return got, dict(calls), [to_host(cp, a) for a in args]
+    return DeviceCall(got, dict(calls), [to_host(cp, a) for a in args], on_device)
 
 
-def observed_call(fn, host_args, count=()):
+def observed_call(fn, host_args, count=()) -> DeviceCall:
     """device_call here, or in the student's process for a stand-in (exercises/remote.py)."""
     if not is_remote(fn):
         return device_call(fn, host_args, count)
     reply = fn.device_call(list(host_args), list(count))
-    return reply["result"], {str(k): int(v) for k, v in reply["calls"].items()}, list(reply["args"])
+    calls = {str(k): int(v) for k, v in reply["calls"].items()}
+    return DeviceCall(reply["result"], calls, list(reply["args"]), [bool(v) for v in reply["on_device"]])
 
 
 def answer_facts(obj) -> dict:

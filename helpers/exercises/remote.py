@@ -149,7 +149,7 @@ class RemoteFunction:
     def device_call(self, host_args: list, count: list):
         """``fn(*device arrays)`` there with cuda.compute calls counted (exercises/library_calls.py)."""
         reply = self._channel.request("device_call", handle=self._handle, args=list(host_args), count=list(count))
-        if not isinstance(reply, dict) or not {"result", "calls", "args"} <= set(reply):
+        if not isinstance(reply, dict) or not {"result", "calls", "args", "on_device"} <= set(reply):
             raise RemoteFailure("the grading process answered a device call without its counts")
         return reply
 

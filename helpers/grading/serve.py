@@ -209,8 +209,8 @@ class Server:
         if op == "device_call":  # notebook 14: the learner's function on device arrays, library calls counted
             from ..exercises.library_calls import device_call
 
-            got, calls, after = device_call(obj, list(request.get("args") or ()), list(request.get("count") or ()))
-            return {"result": got, "calls": calls, "args": after}
+            done = device_call(obj, list(request.get("args") or ()), list(request.get("count") or ()))
+            return {"result": done.result, "calls": done.calls, "args": done.args, "on_device": done.on_device}
         if op == "storage_call":  # notebook 10: addresses into memory only this process has
             from ..exercises.library_calls import storage_call
 

@@ -72,12 +72,23 @@ def _judge_offsets(fn, rng):
         if i == 0:
             flags_h[:] = 1
         want = np.concatenate(([0], np.cumsum(flags_h)[:-1])).astype(np.int64)
-        got, calls, _ = observed_call(fn, [flags_h], ("exclusive_scan", "inclusive_scan"))  # results on the host
+        done = observed_call(fn, [flags_h], ("exclusive_scan", "inclusive_scan"))  # results on the host
+        got, calls = done.result, done.calls
         if not (isinstance(got, tuple) and len(got) == 2):
             return False, f"compaction_offsets returned {fmt(got)}; return a pair (offsets, count)."
         offsets, count = got
         if not hasattr(offsets, "shape") or offsets.shape != (n,):
             return False, f"for {n} flags the offsets have shape {getattr(offsets, 'shape', '?')}, expected ({n},)."
+        if offsets.dtype != np.int32:
+            return False, (
+                f"the offsets are {offsets.dtype}, and the exercise asks for int32 (half the memory, and the type "
+                "the compaction kernel indexes with): allocate them with cp.empty(n, dtype=np.int32)."
+            )
+        if not done.on_device[0]:
+            return False, (
+                "the offsets came back as a NumPy array in host memory; the exercise asks for a device array: "
+                "return the CuPy array cc.exclusive_scan wrote, without copying it to the host."
+            )
         if not np.array_equal(offsets.astype(np.int64), want):
             if np.array_equal(offsets.astype(np.int64), np.cumsum(flags_h)):
                 return False, (
@@ -139,10 +150,16 @@ def _judge_sort(fn, rng):
         (rng.standard_normal(int(rng.integers(100, 900))) * 100).astype(np.float32),  # negatives too
     ]
     for keys_h in cases:
-        got, calls, (keys_after,) = observed_call(fn, [keys_h], ("radix_sort",))  # results on the host
+        done = observed_call(fn, [keys_h], ("radix_sort",))  # results on the host
+        got, calls, (keys_after,) = done.result, done.calls, done.args
         want = np.sort(keys_h)[::-1]
         if not hasattr(got, "shape") or got.shape != keys_h.shape:
             return False, f"for {keys_h.size} keys it returned {fmt(got)}; return a device array of the same size."
+        if not done.on_device[0]:
+            return False, (
+                "the sorted keys came back as a NumPy array in host memory; the exercise asks for a new device "
+                "array: return the CuPy array cc.radix_sort wrote."
+            )
         if got.dtype != keys_h.dtype:  # radix_sort writes the keys' bytes, unconverted (cuda-cccl 1.2.1, H200)
             return False, (
                 f"the result is {got.dtype} but the keys are {keys_h.dtype}: cc.radix_sort writes keys of d_in_keys' "

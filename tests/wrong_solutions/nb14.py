@@ -43,6 +43,26 @@ def host_offsets(flags):
     return out, int(out[n - 1]) + int(flags[n - 1])
 
 
+def int64_offsets(flags):
+    n = flags.size
+    out = cp.empty(n, dtype=np.int64)  # the exercise asks for int32
+    cc.exclusive_scan(d_in=flags, d_out=out, op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int32), num_items=n)
+    return out, int(out[n - 1]) + int(flags[n - 1])
+
+
+def offsets_copied_to_host(flags):
+    n = flags.size
+    out = cp.empty(n, dtype=np.int32)
+    cc.exclusive_scan(d_in=flags, d_out=out, op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int32), num_items=n)
+    return cp.asnumpy(out), int(out[n - 1]) + int(flags[n - 1])
+
+
+def sorted_then_copied_to_host(keys):
+    out = cp.empty_like(keys)
+    cc.radix_sort(d_in_keys=keys, d_out_keys=out, num_items=keys.size, order=cc.SortOrder.DESCENDING)
+    return out.get()
+
+
 def offsets_only(flags):
     return count_misses_last(flags)[0]
 
@@ -87,6 +107,8 @@ WRONG = {
         Wrong("offsets only", offsets_only, "return a pair"),
         Wrong("count left a 0-d device array", count_left_on_device, "convert the count with int(...)"),
         Wrong("offsets in host memory", host_offsets, "NumPy array in host memory", status="error"),
+        Wrong("int64 offsets", int64_offsets, "the offsets are int64, and the exercise asks for int32"),
+        Wrong("offsets copied to the host", offsets_copied_to_host, "offsets came back as a NumPy array"),
     ],
     "sort_descending": [
         Wrong("ascending", ascending, "smallest first"),
@@ -94,6 +116,7 @@ WRONG = {
         Wrong("sorted in place", in_place, "input keys changed"),
         Wrong("float64 output", float64_output, "without converting"),
         Wrong("output in host memory", host_output, "NumPy array in host memory", status="error"),
+        Wrong("sorted, then copied to the host", sorted_then_copied_to_host, "sorted keys came back as a NumPy"),
     ],
 }
 WRONG_GPU = {}
