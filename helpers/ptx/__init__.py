@@ -54,6 +54,7 @@ class PtxRun:
         # one chunk (a whole grid, or one barrier-free block) is the table already: no 48-byte-per-access copy
         self.table = prog.chunks[0] if len(prog.chunks) == 1 else access_table(prog.chunks)
         self.locations = prog.locations
+        self.cas_locations = frozenset(prog.cas_locs)
         self.out_of_bounds = prog.oob
         self.divergent = prog.divergent
         self.warp_misuse = prog.warp_misuse

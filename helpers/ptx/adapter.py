@@ -27,6 +27,7 @@ def to_trace(r, outputs=()) -> Trace:
         out_of_bounds=r.out_of_bounds,
         divergent=r.divergent,
         warp_misuse=r.warp_misuse,
+        cas_locations=r.cas_locations,
         language="cuda_c",
     )
     t.outputs = [o if isinstance(o, int) else t.array_id(o) for o in outputs]

@@ -116,6 +116,8 @@ def decode_atom(ins, cx):
     c = cx.src(rest[1], T) if len(rest) > 1 else (lambda S, idx: T.type(0))
     unused = red or _never_read(cx.fn, getattr(ops[0], "name", "_"))
     op = Op(opname, T, cx.prog.loc_id(cx.fn, ins), unused and T.kind in "iu" and opname in _COMMUTATIVE)
+    if opname == "cas":
+        cx.prog.cas_locs.add(op.loc)
 
     def run(S, idx):
         m = S.width(idx)

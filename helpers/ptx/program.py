@@ -37,6 +37,7 @@ class Program:
         self.max_steps, self.max_oob = max_steps, 100_000
         self.slot_of, self.slot_types = {}, []
         self.locations, self._locs = [], {}
+        self.cas_locs = set()  # locations of compare-and-swap atomics (a CAS loop's first plain read is a guess)
         self.arrays, self.chunks, self.naccess = [], [], 0
         self.oob, self.divergent, self.warp_misuse, self.misuse_seen, self.printed = [], [], [], set(), []
         self.steps = 0

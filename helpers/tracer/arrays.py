@@ -238,8 +238,9 @@ class TracedArray:
         return f"<traced array {self._rec.arrays[self._aid].name} shape={self.shape}>"
 
 
-def element_op(ary, idx, frame, op):
-    """Read-modify-write of one element for the atomics; returns the old value."""
+def element_op(ary, idx, frame, op, cas=False):
+    """Read-modify-write of one element for the atomics; returns the old value. ``cas``: a
+    compare-and-swap, whose line the race verdict needs (a CAS loop's first plain read is a guess)."""
     if not isinstance(ary, TracedArray):
         old = ary[idx]
         ary[idx] = op(old)
@@ -259,6 +260,8 @@ def element_op(ary, idx, frame, op):
         if ary._map is not None:
             flat = int(ary._map.flat[flat])
         rec.buf.append((ary._aid, flat, ATOMIC, rec.cur, frame.f_code, frame.f_lineno))
+        if cas:
+            rec.cas_sites.add((frame.f_code, frame.f_lineno))
     data = ary._data
     old = data[idx]
     data[idx] = op(old)

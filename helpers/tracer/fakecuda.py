@@ -163,11 +163,11 @@ class _FakeAtomic:
 
     def cas(self, ary, idx, old, val):
         expected = old
-        return element_op(ary, idx, _getframe(1), lambda cur: val if cur == expected else cur)
+        return element_op(ary, idx, _getframe(1), lambda cur: val if cur == expected else cur, cas=True)
 
     def compare_and_swap(self, ary, old, val):
         expected = old
-        return element_op(ary, (0,) * ary.ndim, _getframe(1), lambda cur: val if cur == expected else cur)
+        return element_op(ary, (0,) * ary.ndim, _getframe(1), lambda cur: val if cur == expected else cur, cas=True)
 
     def and_(self, ary, idx, val):
         return element_op(ary, idx, _getframe(1), lambda old: old & val)

@@ -62,6 +62,7 @@ def find_races(t):
     epoch = barrier_epoch(a.epoch)
     gid, ng = group_ids(a.array, block, epoch, a.index)
     bad = _ordered_by_syncwarp(a, gid, ng, _conflicting_groups(gid, ng, a.gtid, a.kind))
+    bad = _cas_guesses(a, gid, ng, bad, a.gtid, t.cas_locations)
     racy |= bad[gid]
     # different blocks, any epoch (global memory only): actors are blocks
     g = np.flatnonzero(is_global)
@@ -69,6 +70,7 @@ def find_races(t):
         # a grid sync (the epoch's high bits, see helpers.accesses.GRID_SHIFT) orders blocks too
         gid2, ng2 = group_ids(a.array[g], a.index[g], grid_epoch(a.epoch[g]))
         bad2 = _conflicting_groups(gid2, ng2, block[g], a.kind[g])
+        bad2 = _cas_guesses(a, gid2, ng2, bad2, block, t.cas_locations, g)
         cross[g] = bad2[gid2]
     verdicts = []
     reported = set()  # structured arrays already reported through one of their fields
@@ -91,6 +93,32 @@ def find_races(t):
         i, j = _first_pair(same, actor, a.kind)
         verdicts.append(_race_verdict(t, info, element, i, j, rows_all, n_elements, same))
     return verdicts
+
+
+def _cas_guesses(a, gid, ng, bad, actor, cas_locations, rows_of=None):
+    """Clear the racing groups that are compare-and-swap loops: no plain write, every atomic a CAS,
+    and each actor's plain reads come before its own CAS on the element. That is the CUDA
+    Programming Guide's idiom (``old = *a; do { assumed = old; old = atomicCAS(a, assumed, f(assumed)); }
+    while (assumed != old);``): the plain read is only a first guess that the CAS checks, so whatever
+    another thread wrote meanwhile, the loop goes round again. A read after the actor's last CAS
+    (the result read before a barrier) still races. ``rows_of``: the log rows gid numbers, if not all."""
+    if not cas_locations or not bad.any():
+        return bad
+    rows_of = np.arange(len(a)) if rows_of is None else rows_of
+    picked = np.flatnonzero(bad[gid])
+    group, rows = gid[picked], rows_of[picked]
+    kind, who = a.kind[rows], actor[rows]
+    is_cas = np.isin(a.loc[rows], np.fromiter(cas_locations, np.int64))
+    keep = np.zeros(ng, bool)
+    np.logical_or.at(keep, group, (kind == WRITE) | ((kind == ATOMIC) & ~is_cas))
+    last_read, last_cas = {}, {}
+    for grp, actor_id, k, row in zip(group.tolist(), who.tolist(), kind.tolist(), rows.tolist()):
+        target = last_read if k == READ else last_cas
+        target[(grp, actor_id)] = max(row, target.get((grp, actor_id), -1))
+    for (grp, actor_id), row in last_read.items():
+        if last_cas.get((grp, actor_id), -1) < row:
+            keep[grp] = True
+    return bad & keep
 
 
 def _ordered_by_syncwarp(a, gid, ng, bad):

@@ -77,6 +77,7 @@ class Recorder:
         self.max_accesses = max_accesses
         self.cur = (0, 0)
         self.locs = {}  # (code, line) -> loc id
+        self.cas_sites = set()  # (code, line) of compare-and-swap atomics
         self.arrays = []  # ArrayInfo, index = array id
         self.field_aids = {}  # (array id, field name) -> array id of that field's log
         self.oob = []  # BadAccess

@@ -67,6 +67,7 @@ class Trace:
         self.locations = [None] * len(rec.locs)
         for (code, line), i in rec.locs.items():
             self.locations[i] = Location(code.co_filename, line, code.co_name)
+        self.cas_locations = frozenset(rec.locs[s] for s in rec.cas_sites if s in rec.locs)
         self.out_of_bounds = rec.oob
         self.divergent = rec.divergent
         self.negative_index = rec.negative
@@ -95,6 +96,7 @@ class Trace:
         t.negative_index = [BadAccess(*e) for e in found.get("negative_index", ())]
         t.grid_divergent = list(found.get("grid_divergent", ()))
         t.language = found.get("language", "python")
+        t.cas_locations = frozenset(found.get("cas_locations", ()))
         t._verdicts = t._metrics = None
         t.compiled = None  # no GPU compiler was asked (summary() and ok read it)
         return t
