@@ -22,7 +22,7 @@ from .launch import Failed, LaunchRule, NotAttempted, launch_for, per_element
 from .plan import check_plan
 from .remote import is_remote
 from .results import Graded
-from .technique import changed_input, spread_problem
+from .technique import changed_input, spread_problem, wide_scratch
 
 _flatnonzero, _asarray, _copy = SAVED.flatnonzero, SAVED.asarray, SAVED.array
 
@@ -253,7 +253,7 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
     sizes = [c.n for c in plan]
     out_pos = [p for p, a in enumerate(ex.args) if a.role in ("out", "acc")]
     gpu = env.on_gpu()
-    cases, metrics, verdict, elements, clobbered = [], {}, None, 0, None
+    cases, metrics, verdict, elements, clobbered, wide = [], {}, None, 0, None, None
     for ci, (n, grid, block) in enumerate(plan):
         call_args = [make(a, rng, n, grid) for a in ex.args]
         # The tracer is Python: ask the GPU compiler too. On a GPU the launch compiles, except when
@@ -273,6 +273,7 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
             traced_args = [_copy(v) if isinstance(v, np.ndarray) else v for v in call_args]
             t = run_traced(kernel, grid, block, traced_args, out_pos)
             bad = [v for v in t.verdicts if v.kind != "unwritten_output"]
+            wide = wide or wide_scratch(t.arrays)
             if n >= max(sizes[: ci + 1]):  # budgets and the green line use the largest traced launch
                 metrics = trace_metrics(t)
                 elements = max((v.size for v in traced_args if isinstance(v, np.ndarray)), default=0)
@@ -313,7 +314,7 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
     if verdict is not None:
         return _verdict_failure(*verdict)
     # Serial work in a few threads comes before the budgets: it is the cause of whatever they measure.
-    problem = clobbered or spread_problem(ex, metrics, elements) or budget_problem(ex.budgets, metrics, src)
+    problem = clobbered or spread_problem(ex, metrics, elements) or wide or budget_problem(ex.budgets, metrics, src)
     if problem:
         return Graded("failed", problem, None, metrics)
     ns = ", ".join(str(c["n"]) for c in cases)

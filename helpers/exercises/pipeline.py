@@ -227,7 +227,8 @@ class DevicePipelineExercise(Exercise):
     reference: Callable = None
     kernel: object = None
     expect: Callable = None
-    sizes: tuple = (1, 31, 64, 200, 1500)  # 1500: more than one block can hold
+    # 1024 and 2047: a multiple of every block size a learner picks, and one short of one (a spare block shows)
+    sizes: tuple = (1, 31, 64, 200, 1024, 1500, 2047)
 
     def reference_answer(self):
         return self.reference

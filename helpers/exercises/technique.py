@@ -32,6 +32,26 @@ def changed_input(ex, inputs: dict, call_args: list) -> str | None:
     return None
 
 
+def wide_scratch(arrays) -> str | None:
+    """A sentence when a shared or local array is of a wider type than every global array of its kind
+    (float64 scratch for float32 data, int64 for int32): the same numbers at twice the on-chip memory
+    (fewer blocks fit on a multiprocessor) and, on most GPUs, slower arithmetic than the data's type."""
+    data = [info.dtype for info in arrays if info.space == "global" and info.dtype.kind in "fiu"]
+    for info in arrays:
+        kind = info.dtype.kind
+        if info.space not in ("shared", "local") or kind not in "fiu":
+            continue
+        same = [d for d in data if (d.kind == "f") == (kind == "f")]
+        if same and info.dtype.itemsize > max(d.itemsize for d in same):
+            want = max(same, key=lambda d: d.itemsize)
+            return (
+                f"the numbers are right, but the {info.space} array {info.var} is {info.dtype} while the kernel's "
+                f"data is {want}: it takes {info.dtype.itemsize // want.itemsize} times the {info.space} memory for "
+                f"the same values; declare it numba.{want} like the data."
+            )
+    return None
+
+
 def spread_problem(ex, metrics: dict, elements: int) -> str | None:
     """A sentence when only a few threads did the work the exercise gives to all of them."""
     launched = int(metrics.get("threads", 0))

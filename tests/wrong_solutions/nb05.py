@@ -181,6 +181,23 @@ def matmul_row_from_x(A, B, C):
 
 
 @cuda.jit
+def transpose_float64_tile(inp, out):
+    tile = cuda.shared.array((T_TILE, T_PADDED), numba.float64)  # twice the shared memory of the float32 data
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    x = cuda.blockIdx.x * T_TILE + tx
+    for j in range(0, T_TILE, T_ROWS):
+        y = cuda.blockIdx.y * T_TILE + ty + j
+        if y < inp.shape[0] and x < inp.shape[1]:
+            tile[ty + j, tx] = inp[y, x]
+    cuda.syncthreads()
+    x = cuda.blockIdx.y * T_TILE + tx
+    for j in range(0, T_TILE, T_ROWS):
+        y = cuda.blockIdx.x * T_TILE + ty + j
+        if y < out.shape[0] and x < out.shape[1]:
+            out[y, x] = tile[tx, ty + j]
+
+
+@cuda.jit
 def transpose_unpadded(inp, out):
     tile = cuda.shared.array((T_TILE, T_TILE), numba.float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
@@ -259,5 +276,6 @@ WRONG = {
         Wrong("uncoalesced", transpose_naive, "coalescing"),
         Wrong("race", transpose_no_barrier, "Put a cuda.syncthreads() between line"),
         Wrong("wrong index", transpose_blocks_not_swapped, "the CPU tracer found"),
+        Wrong("float64 tile", transpose_float64_tile, "shared array tile is float64 while the kernel"),
     ],
 }
