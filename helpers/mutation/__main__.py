@@ -28,9 +28,12 @@ def _exercises(only) -> list:
     return [ex for ex in all_exercises() if targets(ex) and (not only or exercise_id(ex) in only)]
 
 
-def _graded(todo, jobs: int):
-    if jobs > 1 and len(todo) > 1:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+def _graded(todo, jobs: int, one_each: bool):
+    """Outcomes as they come. ``one_each``: every mutant in a fresh worker, as on a GPU, where a mutant
+    that writes out of bounds poisons its process's CUDA context and every later call there fails
+    (the next mutants would be 'killed' by the fault of another)."""
+    if (jobs > 1 and len(todo) > 1) or one_each:
+        with multiprocessing.get_context("spawn").Pool(jobs, maxtasksperchild=1 if one_each else None) as pool:
             yield from pool.imap_unordered(grade_job, todo, chunksize=1)
     else:
         yield from map(grade_job, todo)
@@ -51,7 +54,7 @@ def main(argv) -> int:
     every = [m for ex in _exercises(only) for m, *_ in mutants(ex)]
     todo = [(m.exercise, m.key) for m in every if not journal.has(m.key, m.source)]
     print(f"{len(every)} mutants, {len(every) - len(todo)} already graded in {path}", flush=True)
-    for count, outcome in enumerate(_graded(todo, args.jobs), 1):
+    for count, outcome in enumerate(_graded(todo, args.jobs, one_each=mode == "gpu"), 1):
         journal.add(outcome)
         if count % 20 == 0 or count == len(todo):
             print(f"graded {count}/{len(todo)}", flush=True)
