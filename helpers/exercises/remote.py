@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import io
+from typing import NamedTuple
 
 import numpy as np
 
@@ -298,11 +299,31 @@ class RemoteTrace:
         self.verdicts = [_Verdict(v) for v in reply.get("verdicts") or () if isinstance(v, dict)]
         self.metrics_plain = {str(k): v for k, v in (reply.get("metrics") or {}).items()}
         self.griddim = tuple(int(g) for g in reply.get("griddim") or (1, 1, 1))
+        self.arrays = _arrays(reply.get("arrays"))
 
     def show(self, block=0, **_):
         reply = self._channel.request("show", trace=self._id, block=int(block))
         png = reply.get("png") if isinstance(reply, dict) else None
         return Picture(png) if isinstance(png, bytes) and png.startswith(b"\x89PNG") else None
+
+
+class ArrayKind(NamedTuple):
+    """What the technique checks read of a traced array (exercises/technique.py: wide_scratch)."""
+
+    space: str
+    var: str
+    dtype: np.dtype
+
+
+def _arrays(reply) -> list:
+    out = []
+    for item in reply if isinstance(reply, list) else ():
+        try:
+            space, var, dtype = item
+            out.append(ArrayKind(str(space), str(var), np.dtype(str(dtype))))
+        except (TypeError, ValueError):
+            raise RemoteFailure("the grading process described a traced array in an unknown form") from None
+    return out
 
 
 class Picture:

@@ -276,6 +276,7 @@ def trace_reply(t, args, tid) -> dict:
         "verdicts": [_verdict(v) for v in t.verdicts],
         "metrics": trace_metrics(t),
         "griddim": list(t.griddim),
+        "arrays": [[info.space, info.var, info.dtype.str] for info in t.arrays],
     }
 
 
