@@ -72,8 +72,29 @@ def grid_problem(grid) -> str | None:
     return None
 
 
-def shared_problem(nbytes) -> str | None:
+MAX_LOCAL_BYTES = 512 * 1024  # per thread: an H200 refused 512 KB of local arrays (CuPy) and 16 MB (Numba)
+
+
+def local_problem(nbytes) -> str | None:
+    """One sentence if one thread's local arrays (``nbytes`` in all) are more than a GPU launches, else None."""
+    if nbytes >= MAX_LOCAL_BYTES:
+        return (
+            f"each thread's local arrays take {nbytes:,} bytes, and a GPU refuses to launch a kernel whose threads "
+            f"need 512 KB ({MAX_LOCAL_BYTES:,} bytes) of local memory or more (CUDA_ERROR_INVALID_VALUE: invalid "
+            "argument): keep large arrays in global memory, allocated on the host and passed in."
+        )
+    return None
+
+
+def shared_problem(nbytes, language="python") -> str | None:
     """One sentence if one block's static shared arrays (``nbytes`` in all) exceed 48 KB, else None."""
+    if nbytes > MAX_STATIC_SHARED_BYTES and language == "cuda_c":
+        return (
+            f"its __shared__ arrays take {nbytes:,} bytes, more than the 48 KB ({MAX_STATIC_SHARED_BYTES:,} bytes) of "
+            f"static shared memory a block may declare, so a GPU's compiler refuses it (ptxas error: uses too much "
+            f"shared data ({nbytes:#x} bytes, {MAX_STATIC_SHARED_BYTES:#x} max)): use a smaller tile or fewer "
+            "shared arrays."
+        )
     if nbytes > MAX_STATIC_SHARED_BYTES:
         return (
             f"its cuda.shared.array allocations take {nbytes:,} bytes, more than the 48 KB "

@@ -1,5 +1,6 @@
 """The GPU's launch limits, refused in the tracer, the exercise launch check and the pipeline spy."""
 
+import numba
 import numpy as np
 import pytest
 from numba import cuda
@@ -132,3 +133,71 @@ def test_pipeline_spy_refuses_an_illegal_launch():
         spy[1, 2048](np.zeros(4), np.zeros(4))
     with pytest.raises(LearnerError, match="65,535 along y"):
         spy[(1, 70000), 32](np.zeros(4), np.zeros(4))
+
+
+@cuda.jit
+def huge_local(x):
+    a = cuda.local.array(1 << 22, numba.float32)  # 16 MB per thread: an H200 refused the launch
+    a[0] = x[0]
+    x[0] = a[0]
+
+
+@cuda.jit
+def legal_local(x):
+    a = cuda.local.array(64, numba.float32)
+    a[0] = x[0]
+    x[0] = a[0]
+
+
+def test_local_arrays_of_512_kb_or_more_per_thread_are_refused_before_they_are_allocated():
+    with pytest.raises(LearnerError, match="16,777,216 bytes") as err:
+        trace(huge_local, 1, 32, x)
+    assert "CUDA_ERROR_INVALID_VALUE" in str(err.value)
+    trace(legal_local, 1, 32, x)
+    assert limits.local_problem(512 * 1024) and limits.local_problem(512 * 1024 - 4) is None
+
+
+CUDA_C = r"""
+extern "C" __global__ void big_shared(float* x) {
+  __shared__ float s[1 << 28];
+  s[threadIdx.x] = x[threadIdx.x]; __syncthreads(); x[threadIdx.x] = s[threadIdx.x + 1];
+}
+extern "C" __global__ void just_over(float* x) {
+  __shared__ float s[12289];
+  s[threadIdx.x] = x[threadIdx.x]; __syncthreads(); x[threadIdx.x] = s[threadIdx.x + 1];
+}
+extern "C" __global__ void just_under(float* x) {
+  __shared__ float s[12288];
+  s[threadIdx.x] = x[threadIdx.x]; __syncthreads(); x[threadIdx.x] = s[threadIdx.x + 1];
+}
+extern "C" __global__ void big_local(float* x, int k) {
+  float a[1 << 22];
+  for (int i = 0; i < (1 << 22); i++) a[i] = x[i % 7] * i;
+  x[threadIdx.x] = a[k];
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "kernel, args, says",
+    [
+        ("big_shared", (), "uses too much shared data (0x40000000 bytes, 0xc000 max)"),
+        ("just_over", (), "uses too much shared data (0xc004 bytes, 0xc000 max)"),
+        ("big_local", (np.int32(5),), "16,777,216 bytes, and a GPU refuses to launch"),
+    ],
+)
+def test_cuda_c_memory_a_gpu_refuses_is_refused_with_its_words(kernel, args, says):
+    """The sentences are what ptxas and the driver said on an H200 (CuPy RawKernel, 2026-11-27)."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from helpers import ptx
+
+    with pytest.raises(LearnerError) as err:
+        ptx.run(CUDA_C, kernel, 1, 32, (np.ones(64, np.float32), *args))
+    assert says in str(err.value)
+
+
+def test_cuda_c_static_shared_memory_of_exactly_48_kb_runs():
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from helpers import ptx
+
+    ptx.run(CUDA_C, "just_under", 1, 32, (np.ones(64, np.float32),))

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..accesses import ArrayInfo
 from ..errors import KernelError, LearnerError, UnsupportedByTracer
+from ..limits import local_problem, shared_problem
 from . import atomics, warp
 from . import machine as M
 from . import memory as mem
@@ -20,7 +21,7 @@ from .alu import OPS
 from .decode import Cx, Unsupported, refuse, uniform
 from .moves import comparison  # noqa: F401  (registers mov/cvt/setp in OPS)
 from .parser import Imm
-from .records import Location, SourceRef, _param_names, _shared_decl, demangle
+from .records import Location, SourceRef, _param_names, _shared_decl, demangle, local_bytes
 from .values import DTYPES
 
 
@@ -131,6 +132,11 @@ class Program:
                 elif v.space == "local" and f is not None:
                     self.syms[(f.name, v.name)] = mem.sbase(len(self.local_vars))
                     self.local_vars.append(v)
+        # What a GPU refuses is refused before anything runs (and before it is allocated per block here).
+        static = sum(nb for v, (_aid, nb, _isz, _shape) in self.shared_vars if not v.extern)
+        problem = shared_problem(static, "cuda_c") or local_problem(local_bytes(self.kfn, self.mod.functions))
+        if problem:
+            raise LearnerError(f"{demangle(self.kernel)}: {problem}")
 
     def _add_shared(self, v):
         var = demangle(v.name)

@@ -98,3 +98,9 @@ def _param_names(source, kernel):
     return [
         re.findall(r"\w+", p)[-1] if re.findall(r"\w+", p) else f"arg{i}" for i, p in enumerate(m.group(1).split(","))
     ]
+
+
+def local_bytes(kernel, functions) -> int:
+    """A thread's local arrays: the kernel's own, plus the largest device function's (ptxas's stack frame)."""
+    size = lambda f: sum(v.size for v in f.vars if v.space == "local")  # noqa: E731 - one expression, used twice
+    return size(kernel) + max((size(f) for f in functions.values() if not f.entry), default=0)

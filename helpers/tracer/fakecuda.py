@@ -11,7 +11,7 @@ import numpy as np
 from .. import _numba
 from ..accesses import ArrayInfo
 from ..errors import LearnerError, UnsupportedByTracer
-from ..limits import shared_problem
+from ..limits import local_problem, shared_problem
 from . import shapes
 from .arrays import TracedArray, element_op
 from .records import Arrival, Dim3, WarpCall
@@ -106,7 +106,11 @@ class _FakeLocal:
         site = ("local", f.f_code, f.f_lineno)
         if site not in rec.sites:
             _refuse_shape(f, rec)
-        data = np.zeros(shape, _numba.as_dtype(dtype))
+        dtype = _numba.as_dtype(dtype)
+        problem = local_problem(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)  # before allocating it
+        if problem:
+            raise LearnerError(problem[0].upper() + problem[1:])
+        data = np.zeros(shape, dtype)
         aid = rec.sites.get(site)
         if aid is None:
             var = _assigned_name(f, "local")
