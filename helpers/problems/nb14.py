@@ -79,6 +79,14 @@ def _judge_offsets(fn, rng):
         offsets, count = got
         if not hasattr(offsets, "shape") or offsets.shape != (n,):
             return False, f"for {n} flags the offsets have shape {getattr(offsets, 'shape', '?')}, expected ({n},)."
+        if not np.array_equal(offsets.astype(np.int64), want):
+            if np.array_equal(offsets.astype(np.int64), np.cumsum(flags_h)):
+                return False, (
+                    "those are inclusive-scan offsets (each counts its own flag), so the first kept element lands "
+                    "at 1: use cc.exclusive_scan with init_value=np.zeros(1, np.int32)."
+                )
+            bad = int(np.flatnonzero(offsets.astype(np.int64) != want)[0])
+            return False, f"for {n} flags, offset {bad} is {fmt(offsets[bad])} but should be {want[bad]}."
         if offsets.dtype != np.int32:
             return False, (
                 f"the offsets are {offsets.dtype}, and the exercise asks for int32 (half the memory, and the type "
@@ -89,14 +97,6 @@ def _judge_offsets(fn, rng):
                 "the offsets came back as a NumPy array in host memory; the exercise asks for a device array: "
                 "return the CuPy array cc.exclusive_scan wrote, without copying it to the host."
             )
-        if not np.array_equal(offsets.astype(np.int64), want):
-            if np.array_equal(offsets.astype(np.int64), np.cumsum(flags_h)):
-                return False, (
-                    "those are inclusive-scan offsets (each counts its own flag), so the first kept element lands "
-                    "at 1: use cc.exclusive_scan with init_value=np.zeros(1, np.int32)."
-                )
-            bad = int(np.flatnonzero(offsets.astype(np.int64) != want)[0])
-            return False, f"for {n} flags, offset {bad} is {fmt(offsets[bad])} but should be {want[bad]}."
         true_count = int(flags_h.sum())
         if isinstance(count, np.ndarray) and count.ndim == 0:  # CuPy's offsets[n - 1] is a 0-d device array
             return False, (
