@@ -1,6 +1,7 @@
 """The watchdog: a trace or check that runs too long stops with one sentence; stop (KeyboardInterrupt) is one line."""
 
 import signal
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -164,3 +165,36 @@ def test_a_first_look_at_code_before_the_loop_does_not_call_a_spinning_loop_adva
     wd._on_alarm(None, loop)  # another frame: look again rather than judge
     with pytest.raises(wd._Stop, match="missing its exit"):
         wd._on_alarm(None, loop)
+
+
+def _course_work():
+    """Stands for the course's own slow code (a picture, a compile awaited) on a loaded machine: it runs
+    until the watchdog's alarm has come twice (counted as progress), or at most a long while."""
+    from helpers.tracer import watchdog as wd
+
+    seen, last = 0, wd._progress[0]
+    for _ in range(500_000_000):
+        if wd._progress[0] != last:
+            seen, last = seen + 1, wd._progress[0]
+            if seen == 2:
+                return seen
+    return seen
+
+
+def test_time_in_the_course_code_alone_is_not_the_learners_and_is_not_stopped(monkeypatch):
+    from helpers.tracer import watchdog as wd
+
+    monkeypatch.setattr(wd, "HELPERS", str(Path(__file__).resolve().parent))  # this file plays the course's code
+    with watchdog(0.3):
+        assert _course_work() == 2  # two budgets passed in course code alone, and it was not stopped
+
+
+def _spin():
+    while True:
+        pass
+
+
+def test_a_learner_loop_under_the_watchdog_is_still_stopped():
+    with pytest.raises(TookTooLong):
+        with watchdog(0.3):
+            _spin()
