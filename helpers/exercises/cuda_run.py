@@ -18,6 +18,9 @@ from ..errors import UnsupportedByTracer
 from .results import Graded
 
 PAD, BLOCK = 64, 128
+# A raw kernel is launched with two of these block sizes, drawn per check: blockIdx.x * 128 in place of
+# blockIdx.x * blockDim.x is right for one block size only.
+BLOCKS = (64, 96, 160, 192, 256)
 _C = {v: k for k, v in cuda_c._CTYPES.items()}
 
 
@@ -42,13 +45,14 @@ def _lib_params(spec):
     return out
 
 
-def pack(ex, values, out_full, n):
-    """(args, grid, block) for one launch, packed as the launch kind's library would pack them."""
+def pack(ex, values, out_full, n, block=BLOCK):
+    """(args, grid, block) for one launch, packed as the launch kind's library would pack them; ``block``
+    is the raw kernel's (a library picks its own)."""
     args = []
     if ex.kind in ("raw", "sourcemodule"):  # RawKernel / PyCUDA: NumPy scalars go by their dtype
         for name, _ptr, _dt in _c_params(ex.c_params):
             args.append(out_full if name == ex.output else values[name])
-        return args, (n + BLOCK - 1) // BLOCK, BLOCK
+        return args, (n + block - 1) // block, block
     if ex.kind == "pycuda_elementwise":  # PyCUDA ElementwiseKernel: numpy scalars, then n
         for name, ptr, dt in _c_params(ex.arguments):
             v = out_full if name == ex.output else values[name]
@@ -64,7 +68,7 @@ def pack(ex, values, out_full, n):
     return [*args, np.int64(n)], 2, BLOCK
 
 
-def run_on_cpu(ex, src, values, what, threads=None):
+def run_on_cpu(ex, src, values, what, threads=None, block=BLOCK):
     """Run the answer's PTX on `values`: ("ran", got) or ("failed" | "unchecked", message).
     A trace verdict (race, stray read, write past the end) comes back as "failed". `threads`
     replaces the block size (a reduction folded by one thread, to name its mistake)."""
@@ -74,7 +78,7 @@ def run_on_cpu(ex, src, values, what, threads=None):
     n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
     size = want.size
     full = np.full(max(size, 1) + PAD, np.nan, want.dtype if want.dtype.kind == "f" else np.float32)
-    args, grid, block = pack(ex, values, full, n)
+    args, grid, block = pack(ex, values, full, n, block)
     block = threads or block
     try:
         r = ptx.run(src, ex.kernel, grid, block, args, shared_bytes=ex.shared_bytes)
@@ -139,63 +143,97 @@ def _named(ex, problem, answer, values, what):
     return reduction_mistake(ex, answer, values, what) or problem
 
 
-def run_gpu(ex, answer, values):
+def run_gpu(ex, answer, values, block=BLOCK):
     """The exercise's GPU runner on ``values``: here, or (judged by the batch grader) in the
     student's process, where the runner is found by name in exercises/cuda_runners.py."""
     from .. import _elsewhere
 
     chan = _elsewhere.channel()
     if chan is None:
-        return ex.run_gpu(answer, values)
-    reply = chan.request("cuda_c_gpu", runner=ex.run_gpu.__name__, answer=answer, values=dict(values))
+        return ex.run_gpu(answer, values, block)
+    reply = chan.request("cuda_c_gpu", runner=ex.run_gpu.__name__, answer=answer, values=dict(values), block=block)
     return np.asarray(reply["got"]), bool(reply["guard_ok"])
 
 
+def _cases(ex, rng) -> list:
+    """Two launches per check, each on fresh inputs; a raw kernel gets two different block sizes."""
+    blocks = rng.choice(BLOCKS, 2, replace=False)
+    return [(ex.make_inputs(rng), int(b)) for b in blocks]
+
+
+def _raw(ex) -> bool:
+    return ex.kind in ("raw", "sourcemodule")
+
+
+def _block_bound(ex, src, values, block, what) -> str:
+    """For a raw kernel wrong at ``block``: the sentence when another block size gives the right numbers
+    (a literal block size in the index), else ''."""
+    if not _raw(ex):
+        return ""
+    for other in (BLOCK, *BLOCKS):
+        if other == block:
+            continue
+        status, out = run_on_cpu(ex, src, values, what, block=other)
+        if status == "ran" and judge(ex, values, out[0], what) is None:
+            return (
+                f" It is right with blocks of {other} threads and wrong with {block}: the kernel must not assume a "
+                "block size; use blockDim.x (the launch's own) where it has a number."
+            )
+    return ""
+
+
 def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
-    """The check of the answer compiled as `src`, run from its PTX."""
-    values = ex.make_inputs(rng)
-    status, out = run_on_cpu(ex, src, values, what)
-    if status == "unchecked":
-        return Graded(status, out + "; run this check on a GPU to test the numbers.", None, {"numbers_checked": False})
-    if status == "failed":
-        return Graded(status, out)
-    got, launch = out
-    problem = judge(ex, values, got, what)
-    problem = _named(ex, problem, answer, values, what)
-    if problem:
-        return Graded("failed", problem)
-    n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
+    """The check of the answer compiled as `src`, run from its PTX, on two launches."""
+    ran = []
+    for values, block in _cases(ex, rng):
+        status, out = run_on_cpu(ex, src, values, what, block=block)
+        if status == "unchecked":
+            return Graded(
+                status, out + "; run this check on a GPU to test the numbers.", None, {"numbers_checked": False}
+            )
+        if status == "failed":
+            return Graded(status, out + _block_bound(ex, src, values, block, what))
+        got, launch = out
+        problem = _named(ex, judge(ex, values, got, what), answer, values, what)
+        if problem:
+            return Graded("failed", problem + _block_bound(ex, src, values, block, what))
+        n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
+        ran.append(f"n = {n}, {launch}")
     return Graded(
         "passed",
-        f"{what} and gives the right results, run on the CPU from its PTX (n = {n}, {launch}).",
+        f"{what} and gives the right results, run on the CPU from its PTX ({'; '.join(ran)}).",
         None,
         {"numbers_checked": True},
     )
 
 
 def check_on_gpu(ex, answer, src, rng, what) -> Graded:
-    """The check in GPU mode: a traced CPU run first (it sees races and stray reads a GPU run
-    does not report), then the numbers from the GPU, which are the final word."""
-    values = ex.make_inputs(rng)
-    status, out = run_on_cpu(ex, src, values, what)
-    if status == "failed" and not out.startswith(what + ", but the results"):
-        return Graded(status, out)
-    got, guard_ok = run_gpu(ex, answer, values)
-    if not guard_ok:
-        return Graded("failed", _PAST_END)
-    problem = judge(ex, values, got, what)
-    if problem and ex.kind == "reduction" and str(answer[3]).strip() != str(ex.reference[3]):
-        # CuPy folds the identity in once per thread, so a wrong one shifts the result by an amount
-        # no formula predicts; the answer with the right identity tells whether that was the mistake.
-        fixed, _ = run_gpu(ex, (*answer[:3], ex.reference[3]), values)
-        if judge(ex, values, fixed, what) is None:
-            problem = f"{what}, but the results are wrong: " + _WRONG_IDENTITY.format(ident=ex.reference[3])
-    problem = _named(ex, problem, answer, values, what)
-    if problem:
-        return Graded("failed", problem)
-    n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
+    """The check in GPU mode: for each launch a traced CPU run first (it sees races and stray reads a
+    GPU run does not report), then the numbers from the GPU, which are the final word."""
+    sizes = []
+    for values, block in _cases(ex, rng):
+        status, out = run_on_cpu(ex, src, values, what, block=block)
+        if status == "failed" and not out.startswith(what + ", but the results"):
+            return Graded(status, out + _block_bound(ex, src, values, block, what))
+        got, guard_ok = run_gpu(ex, answer, values, block)
+        if not guard_ok:
+            return Graded("failed", _PAST_END)
+        problem = judge(ex, values, got, what)
+        if problem and ex.kind == "reduction" and str(answer[3]).strip() != str(ex.reference[3]):
+            # CuPy folds the identity in once per thread, so a wrong one shifts the result by an amount
+            # no formula predicts; the answer with the right identity tells whether that was the mistake.
+            fixed, _ = run_gpu(ex, (*answer[:3], ex.reference[3]), values)
+            if judge(ex, values, fixed, what) is None:
+                problem = f"{what}, but the results are wrong: " + _WRONG_IDENTITY.format(ident=ex.reference[3])
+        problem = _named(ex, problem, answer, values, what)
+        if problem:
+            return Graded("failed", problem + _block_bound(ex, src, values, block, what))
+        sizes.append(str(next(len(v) for v in values.values() if isinstance(v, np.ndarray))))
     return Graded(
-        "passed", f"{what} and gives the right results on the GPU (n = {n}).", None, {"numbers_checked": True}
+        "passed",
+        f"{what} and gives the right results on the GPU (n = {' and '.join(sizes)}).",
+        None,
+        {"numbers_checked": True},
     )
 
 

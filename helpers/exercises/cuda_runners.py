@@ -17,14 +17,14 @@ L2_IN, L2_OUT = "float32 x", "float32 y"
 LINCOMB_ARGS = "float a, float* x, float b, float* y, float* z"
 
 
-def run_leaky(op, values):
+def run_leaky(op, values, block=128):
     import cupy as cp
 
     k = cp.ElementwiseKernel(LEAKY_IN, LEAKY_OUT, op, "leaky_relu")
     return cp.asnumpy(k(cp.asarray(values["x"]), np.float32(values["alpha"]))), True
 
 
-def run_l2(answer, values):
+def run_l2(answer, values, block=128):
     import cupy as cp
 
     m, r, p, ident = answer
@@ -32,28 +32,28 @@ def run_l2(answer, values):
     return np.asarray(cp.asnumpy(k(cp.asarray(values["x"]))), dtype=np.float32).reshape(()), True
 
 
-def run_clamp(src, values):
+def run_clamp(src, values, block=128):
     import cupy as cp
 
     n = int(values["n"])
     full, y = gpu_output_with_guard(cp, n)
     k = cp.RawKernel(src, "clamp")
-    k(((n + 127) // 128,), (128,), (cp.asarray(values["x"]), y, values["lo"], values["hi"], np.int32(n)))
+    k(((n + block - 1) // block,), (block,), (cp.asarray(values["x"]), y, values["lo"], values["hi"], np.int32(n)))
     return cp.asnumpy(y), guard_intact(cp, full, n)
 
 
-def run_axpby(src, values):
+def run_axpby(src, values, block=128):
     import cupy as cp
 
     n = int(values["n"])
     full, out = gpu_output_with_guard(cp, n)
     k = cp.RawKernel('extern "C" { ' + src + "\n}\n", "axpby")  # what SourceModule compiles, via CuPy
     x, y = cp.asarray(values["x"]), cp.asarray(values["y"])
-    k(((n + 127) // 128,), (128,), (out, x, y, values["a"], values["b"], np.int32(n)))
+    k(((n + block - 1) // block,), (block,), (out, x, y, values["a"], values["b"], np.int32(n)))
     return cp.asnumpy(out), guard_intact(cp, full, n)
 
 
-def run_lincomb(op, values):
+def run_lincomb(op, values, block=128):
     import cupy as cp
 
     from .. import cuda_c

@@ -194,7 +194,7 @@ class Server:
             runner = RUNNERS.get(str(request.get("runner")))
             if runner is None:
                 raise LookupError("no such runner")
-            got, guard_ok = runner(request.get("answer"), request.get("values") or {})
+            got, guard_ok = runner(request.get("answer"), request.get("values") or {}, int(request.get("block") or 128))
             return {"got": np.asarray(got), "guard_ok": bool(guard_ok)}
         if op == "pycuda_call":  # a check that hands the learner's function a PyCUDA kernel of the course's
             from ..exercises.cuda_runners import call_with_pycuda_kernel

@@ -122,7 +122,8 @@ extern "C" __global__ void clamp(const float* x, float* y, float lo, float hi, i
 def _clamp_inputs(rng):
     n = _n(rng)
     x = rng.uniform(-2, 2, n).astype(np.float32)
-    return {"x": x, "lo": np.float32(-0.5), "hi": np.float32(rng.uniform(0.2, 1.0)), "n": np.int32(n)}
+    lo, hi = np.float32(rng.uniform(-1.0, -0.2)), np.float32(rng.uniform(0.2, 1.0))
+    return {"x": x, "lo": lo, "hi": hi, "n": np.int32(n)}
 
 
 clamp = CudaCExercise(

@@ -73,6 +73,12 @@ WRONG = {
         ),
         Wrong("out of bounds", CLAMP_OK.replace("fmaxf(x[i]", "fmaxf(x[i + 1]"), "Out of bounds"),
         Wrong(
+            "a literal block size",
+            CLAMP_OK.replace("blockIdx.x * blockDim.x", "blockIdx.x * 128"),
+            "right with blocks of 128 threads and wrong with",
+        ),
+        Wrong("a literal lo", CLAMP_OK.replace("fmaxf(x[i], lo)", "fmaxf(x[i], -0.5f)"), "the results are wrong"),
+        Wrong(
             "lo and hi swapped", CLAMP_OK.replace("fminf(fmaxf(x[i], lo), hi)", "fminf(fmaxf(x[i], hi), lo)"), "swapped"
         ),
     ],

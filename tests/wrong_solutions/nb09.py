@@ -59,6 +59,11 @@ WRONG = {
         Wrong("missing guard", AXPBY_OK.replace("if (i < n) ", ""), "past the end"),
         Wrong("swapped scalars", AXPBY_OK.replace("a * x[i] + b * y[i]", "b * x[i] + a * y[i]"), "swapped"),
         Wrong(
+            "a literal block size",
+            AXPBY_OK.replace("blockIdx.x * blockDim.x", "blockIdx.x * 128"),
+            "use blockDim.x (the launch's own)",
+        ),
+        Wrong(
             "swapped pointers",
             AXPBY_OK.replace("float* out, const float* x", "const float* x, float* out"),
             "parameters are wrong",
