@@ -169,6 +169,7 @@ class CudaCExercise(Exercise):
     output: str = ""
     mistakes: tuple = ()  # (values -> wrong output, sentence)
     shared_bytes: int = 0
+    block: int = 0  # a raw kernel whose shared arrays are sized for one block size: launched with it alone
 
     def reference_answer(self):
         return self.reference

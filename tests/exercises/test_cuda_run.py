@@ -55,6 +55,7 @@ block_sum = CudaCExercise(
     kernel="block_sum",
     c_params="const float* x, float* out, int n",
     reference=BLOCK_SUM,
+    block=128,  # __shared__ float s[128]
     make_inputs=_sum_inputs,
     oracle=_sums,
     output="out",

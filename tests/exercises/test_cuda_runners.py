@@ -19,7 +19,7 @@ def fake_gpu(monkeypatch, ex, output):
     """Pretend to be on a GPU whose run of the answer gives output(values)."""
     seen = []
 
-    def run_gpu(answer, values):
+    def run_gpu(answer, values, block=128):
         seen.append(values)
         return output(values), True
 
@@ -62,7 +62,7 @@ def test_unknown_wrong_numbers_name_the_first_bad_element(monkeypatch, progress_
 def test_a_guard_band_overwrite_on_the_gpu_is_a_missing_bounds_check(monkeypatch, progress_file):
     ex = nb09.axpby
     monkeypatch.setattr(env, "on_gpu", lambda: True)
-    monkeypatch.setattr(ex, "run_gpu", lambda answer, values: (ex.oracle(values), False))
+    monkeypatch.setattr(ex, "run_gpu", lambda answer, values, block=128: (ex.oracle(values), False))
     r = ex.grade(ex.reference, seed=5)
     assert r.status == "failed" and "past the end" in r.message, r.message
 
@@ -79,7 +79,7 @@ def test_a_wrong_identity_is_named_whatever_the_gpu_does_with_it(monkeypatch, pr
     """CuPy adds the identity once per thread (on the H100, identity 1 gave 26.7 for 12.3)."""
     ex = nb08.l2_norm
 
-    def cupy_like(answer, values):
+    def cupy_like(answer, values, block=128):
         total = float(np.sum(values["x"].astype(np.float64) ** 2)) + 512 * float(answer[3])
         return np.asarray(np.sqrt(total), dtype=np.float32), True
 
