@@ -23,12 +23,29 @@ def norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def pins(text: str) -> dict[str, str]:
-    return {norm(m.group(1)): m.group(3) for m in PIN.finditer(text)}
+LINUX = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix"}
+MACOS = {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "arm64", "os_name": "posix"}
 
 
-def lock(name: str) -> dict[str, str]:
-    return pins((REQ / f"{name}.lock").read_text())
+def pins(text: str, platform: dict | None = None) -> dict[str, str]:
+    """name -> version of every entry whose environment marker holds on `platform` (default: Linux x86-64)."""
+    from packaging.markers import Marker
+
+    env = {"python_version": "3.11", "python_full_version": "3.11.9", **(platform or LINUX)}
+    out = {}
+    for entry in re.split(r"\n(?=[A-Za-z0-9])", text):
+        m = PIN.match(entry)
+        if not m:
+            continue
+        first = entry.splitlines()[0].rstrip(" \\")
+        if ";" in first and not Marker(first.split(";", 1)[1].strip()).evaluate(env):
+            continue
+        out[norm(m.group(1))] = m.group(3)
+    return out
+
+
+def lock(name: str, platform: dict | None = None) -> dict[str, str]:
+    return pins((REQ / f"{name}.lock").read_text(), platform)
 
 
 def top_level(name: str) -> list[Requirement]:
@@ -102,10 +119,16 @@ def test_every_locked_package_is_pinned_and_hashed(name):
         assert "--hash=sha256:" in e, f"no hash: {e.splitlines()[0]}"
 
 
+@pytest.mark.parametrize("platform", [LINUX, MACOS], ids=["linux", "macos"])
 @pytest.mark.parametrize("name", SETS + ("pycuda",))
-def test_lock_satisfies_its_input(name):
-    p = lock(name)
+def test_lock_satisfies_its_input(name, platform):
+    p = lock(name, platform)
+    env = {"python_version": "3.11", "python_full_version": "3.11.9", **platform}
     for req in top_level(name):
+        if req.marker is not None and not req.marker.evaluate(env):
+            continue
+        if platform is MACOS and name != "cpu":
+            continue  # the GPU sets are for Linux (and Windows): NVIDIA ships nothing for macOS
         assert norm(req.name) in p, f"{req.name} from {name}.in is missing from {name}.lock: run make lock"
         assert req.specifier.contains(p[norm(req.name)], prereleases=True), (req, p[norm(req.name)])
 
@@ -137,6 +160,43 @@ def test_environment_yml_agrees_with_the_lock():
     assert disagree == {}, f"environment.yml vs requirements/cu13.lock (yml, lock): {disagree}"
     for required in ("numba", "numba-cuda", "numpy", "cupy", "cuda-python", "cuda-core", "pycuda", "nbval"):
         assert required in env, f"environment.yml does not pin {required}"
+
+
+def test_environment_yml_has_every_common_package_and_nvvm():
+    """A conda env must run make test too: its lint step needs ruff, the compile check NVVM's wheel."""
+    env = environment_yml_pins()
+    conda_name = {"cupy-cuda13x": "cupy"}
+    wanted = [norm(r.name) for r in top_level("common")] + ["nvidia-nvvm"]
+    missing = [n for n in wanted if conda_name.get(n, n) not in env]
+    assert missing == [], f"environment.yml lacks {missing}, which every locked set installs"
+
+
+def test_the_cpu_set_installs_on_macos_without_nvidia_packages():
+    """No NVIDIA package has a macOS distribution (docs/data/platforms.json): the CPU set marks them off there
+    and gives macOS numba-cuda 0.20.1, the newest with a pure-Python wheel; Linux keeps the full set."""
+    import json
+
+    linux, mac = lock("cpu"), lock("cpu", MACOS)
+    nvidia = sorted(n for n in linux if n.startswith(("cuda-", "cupy", "nvidia-")))
+    assert {"cuda-bindings", "cupy-cuda13x", "nvidia-cuda-nvrtc", "nvidia-nvvm"} <= set(nvidia)
+    assert [n for n in nvidia if n in mac] == [], "a package with no macOS distribution is not marked off macOS"
+    assert linux["numba-cuda"] == "0.30.4" and mac["numba-cuda"] == "0.20.1"
+    same = set(mac) & set(linux) - {"numba-cuda"}
+    assert {k: mac[k] for k in same} == {k: linux[k] for k in same}
+    record = json.loads((ROOT / "docs/data/platforms.json").read_text())
+    import hashlib
+
+    assert record["lock_sha256"] == hashlib.sha256((REQ / "cpu.lock").read_bytes()).hexdigest(), (
+        "cpu.lock changed: resolve it again for macOS and Windows and rewrite docs/data/platforms.json"
+    )
+    rows = {r["uv_platform"]: r for r in record["with_markers"]}
+    for plat in ("aarch64-apple-darwin", "x86_64-apple-darwin", "x86_64-pc-windows-msvc", "aarch64-unknown-linux-gnu"):
+        assert rows[plat]["rc"] == 0, rows[plat]
+    for plat in ("aarch64-apple-darwin", "x86_64-apple-darwin"):
+        assert rows[plat]["numba-cuda"] == mac["numba-cuda"] and rows[plat]["nvidia_packages"] == []
+        assert rows[plat]["packages"] == len(mac), (rows[plat]["packages"], len(mac))
+    assert rows["x86_64-pc-windows-msvc"]["nvidia_packages"] == nvidia
+    assert rows["x86_64-pc-windows-msvc"]["packages"] == len(linux)
 
 
 @pytest.mark.parametrize(
