@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.metadata
+import importlib.util
 import json
 import os
 import shutil
@@ -21,6 +22,13 @@ import sys
 from dataclasses import dataclass
 
 from .errors import CourseError, GPURequired
+
+# No NVIDIA wheel (cuda-bindings, NVRTC, NVVM, CuPy, cuda.core) exists for macOS: requirements/cpu.in installs
+# numba-cuda 0.20.1 there, and its simulator alone (docs/data/platforms.json, README "macOS").
+NO_CUDA_WHEELS = sys.platform == "darwin"
+NO_WHEELS_HERE = (
+    "no NVIDIA wheel (cuda-bindings, NVRTC, NVVM, CuPy, cuda.core) exists for macOS, so it cannot be installed here"
+)
 
 # Packages named in the banner and in notebook 00, with the name pip knows them by.
 LIBRARIES = {
@@ -151,7 +159,18 @@ def _switch_simulator(on: bool) -> None:
     )
 
 
+def has_module(name: str) -> bool:
+    """Is `name` importable? (A missing parent package is a plain False, not an exception.)"""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 MODE: Mode = _decide()
+if not has_module("cuda.bindings"):
+    # numba-cuda refuses to import without cuda-bindings unless told to use its ctypes bindings (macOS).
+    os.environ.setdefault("NUMBA_CUDA_USE_NVIDIA_BINDING", "0")
 _switch_simulator(not MODE.gpu)
 
 
@@ -184,6 +203,8 @@ def banner_text() -> str:
         drv = f"driver {i.driver_version} " if i.driver_version else ""
         where = f"{i.name} (sm_{i.compute_capability.replace('.', '')}) · {drv}CUDA {i.driver_cuda}"
         return f"GPU mode · {where} · {libs}"
+    if not has_module("cuda.bindings"):
+        return f"CPU mode · Numba CUDA simulator ({MODE.reason}) · no NVRTC here: CUDA C cannot compile · {libs}"
     return (
         f"CPU mode · Numba CUDA simulator ({MODE.reason}) · CUDA C launches (CuPy, PyCUDA, cuda.core, driver API) "
         f"run in the course's PTX interpreter · {libs}"
@@ -217,8 +238,18 @@ def gpu_only(what: str) -> bool:
     return ran
 
 
+def installed(module: str, what: str) -> bool:
+    """Gate for a cell that needs a library no wheel provides on this platform (macOS: cuda-bindings,
+    NVRTC, CuPy). Where it can be installed, True, so a missing one fails loudly with its import error;
+    on macOS without it, one line saying what cannot run here, and False."""
+    if has_module(module) or not NO_CUDA_WHEELS:
+        return True
+    print(f"[Not on macOS] Cannot check here: {what} ({NO_WHEELS_HERE}).")
+    return False
+
+
 def size(gpu, cpu):
-    """Problem size for this mode: large on a GPU, small on the simulator (~0.14 ms per thread)."""
+    """Problem size for this mode: large on a GPU, small on the simulator (about 0.4 ms per thread, README)."""
     return gpu if MODE.gpu else cpu
 
 
@@ -231,8 +262,11 @@ class Check:
     fix: str = ""
 
 
-def _try(component: str, fn, fix: str) -> Check:
-    """Run one probe; a failure becomes a row with the fix, never a traceback."""
+def _try(component: str, fn, fix: str, module: str | None = None) -> Check:
+    """Run one probe; a failure becomes a row with the fix, never a traceback. A `module` that cannot
+    exist on this platform (macOS) is said so, with what the course cannot do without it."""
+    if module and NO_CUDA_WHEELS and not has_module(module):
+        return Check(component, False, f"not installed: {NO_WHEELS_HERE}", _NO_WHEEL_FIX.get(component, ""))
     try:
         detail = fn()
         return Check(component, True, detail)
@@ -259,6 +293,11 @@ def _numba_check() -> str:
     compiled = compile_check(_numba_probe.add_one, (x,))
     if compiled.ok is False:
         raise RuntimeError(f"Numba's CUDA compiler refused a 4-line kernel: {compiled.message}")
+    if compiled.ok is None and NO_CUDA_WHEELS:
+        return (
+            f"numba {numba.__version__}: a small @cuda.jit kernel ran on the CUDA simulator; the GPU compile check "
+            "cannot run here (no NVVM wheel for macOS), so kernel exercises show ? unchecked, never passed"
+        )
     if compiled.ok is None:
         return f"numba {numba.__version__}: a small @cuda.jit kernel ran on the CUDA simulator ({compiled.message})"
     return (
@@ -331,6 +370,15 @@ def _pycuda_check() -> str:
     return f"pycuda {pycuda.VERSION_TEXT}: {drv.Context.get_device().name()}"
 
 
+_NO_WHEEL_FIX = {
+    "NVRTC (cuda.bindings)": "CUDA C cannot compile here: notebook 00 section 4 says so in one line, and notebooks "
+    "08-11 stop at their first CUDA C cell. Run those on Linux (a Linux container or VM on the Mac is enough).",
+    "CuPy": "Notebooks 08-11 need it (through NVRTC): run them on Linux.",
+    "cuda.core": "Notebooks 10 and 11 need it: run them on Linux.",
+    "PyCUDA": "NVIDIA ships no CUDA toolkit for macOS to build it: notebook 09 runs on Linux.",
+}
+
+
 def checks() -> list[Check]:
     """Every component the course uses, probed one by one (notebook 00's table)."""
     gpu_fix = (
@@ -355,19 +403,22 @@ def checks() -> list[Check]:
             "NVRTC (cuda.bindings)",
             _nvrtc_check,
             "The NVRTC wheel is missing or does not match cuda-bindings: run `make lab` again (it installs the lock).",
+            "cuda.bindings",
         ),
         _try(
             "CuPy",
             _cupy_check,
             "A CuPy built for another CUDA major version: rebuild with `make lab CUDA_SET=cu12` (driver below "
             "580) or cu13.",
+            "cupy",
         ),
-        _try("cuda.core", _cuda_core_check, "Reinstall the locked set: `make lab`."),
+        _try("cuda.core", _cuda_core_check, "Reinstall the locked set: `make lab`.", "cuda.core"),
         _try(
             "PyCUDA",
             _pycuda_check,
             "PyCUDA is built from source where a CUDA toolkit (nvcc, cuda.h, curand.h) exists: install the toolkit "
             "and run `make pycuda`, or use environment.yml (conda-forge has PyCUDA prebuilt).",
+            "pycuda",
         ),
     ]
 

@@ -97,6 +97,10 @@ def _environment_problem(exc):
         return False
     if isinstance(exc, (ImportError, OSError, MemoryError)):
         return True
+    if any(c.__name__ == "DynamicLibNotFoundError" for c in type(exc).__mro__):
+        return True  # cuda.pathfinder found no NVVM (no wheel: macOS), a RuntimeError
+    if isinstance(exc, RuntimeError) and str(exc).startswith("Failed to dlopen"):
+        return True  # cuda.pathfinder found NVVM but could not load it
     return isinstance(exc, AttributeError) and str(exc).startswith("module ")
 
 
