@@ -23,10 +23,11 @@ import tempfile
 import time
 import traceback
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .._files import atomic_write
-from . import class_report, lms, process, report, sandbox
+from . import lms, outputs, process, report, sandbox
 from .course import load_course
 from .devices import visible_devices
 from .execute import Settings, grade_submission
@@ -44,7 +45,7 @@ class GraderError(Exception):
     """A problem with how the grader was called or set up (exit status 2)."""
 
 
-def parse_args(argv=None):
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m helpers.grade",
         description=(
@@ -126,7 +127,11 @@ def parse_args(argv=None):
         default="auto",
         help="a bar (on a terminal, the default), one line per submission (in a log), or nothing",
     )
-    return p.parse_args(argv)
+    return p
+
+
+def parse_args(argv=None):
+    return build_parser().parse_args(argv)
 
 
 def seed_for(salt: str, student: str, exercise: str) -> int:
@@ -196,11 +201,11 @@ def fingerprint(sub, nb, salt: str) -> str:
     return h.hexdigest()
 
 
-def _record_path(out: Path, sub) -> Path:
+def record_path(out: Path, sub) -> Path:
     return out / "records" / f"{sub.student}__{sub.notebook}.json"
 
 
-def _manifest(out: Path, args) -> dict:
+def manifest_for(out: Path, args) -> dict:
     path = out / "run.json"
     old = {}
     if path.exists():
@@ -219,8 +224,16 @@ def _manifest(out: Path, args) -> dict:
     }
 
 
-def run(args) -> int:
-    started = time.monotonic()
+@dataclass(frozen=True)
+class Setup:
+    """What a run needs before anything is unpacked: the course and the roster."""
+
+    course: dict
+    roster: object
+
+
+def check(args) -> Setup:
+    """The options checked, the course and the roster read; a problem is a GraderError."""
     course = load_course(args.course)
     if not course:
         raise GraderError(f"no course notebooks with exercises in {args.course}")
@@ -231,12 +244,34 @@ def run(args) -> int:
     if not args.submissions.exists():
         raise GraderError(f"{args.submissions} does not exist")
     try:
-        roster = read_roster(args.roster) if args.roster else None
+        return Setup(course, read_roster(args.roster) if args.roster else None)
     except RosterError as e:
         raise GraderError(str(e)) from None
+
+
+def find(args, course: dict, scratch: Path) -> tuple[list, list]:
+    """The class's submissions (unpacked into ``scratch``) and what discovery noted."""
+    damaged = {}
+    try:
+        root, zip_notes = unpack(args.submissions, scratch, damaged)
+    except (OSError, zipfile.BadZipFile, EOFError) as e:
+        raise GraderError(f"{args.submissions}: {e}") from None
+    upload = int(args.max_upload_mb * (1 << 20))
+    subs, notes = discover(root, course, scratch, args.notebook, damaged, zip_notes, upload)
+    if not subs:
+        raise GraderError(f"no submissions found in {args.submissions} (expected one folder or notebook per student)")
+    return subs, notes
+
+
+def run(args, keys=None, hide=()) -> int:
+    """Grade the class into ``args.out``; ``keys``: only these submissions (one Slurm task's
+    share, helpers/grading/slurm.py), ``hide``: more folders no child may see."""
+    started = time.monotonic()
+    setup = check(args)
+    course, roster = setup.course, setup.roster
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    manifest = _manifest(out, args)
+    manifest = manifest_for(out, args)
     mode, devices = decide_mode(args.mode)
     jobs = args.jobs or (len(devices) if mode == "gpu" else os.cpu_count() or 1)
     if mode == "gpu":
@@ -251,7 +286,7 @@ def run(args) -> int:
         mode,
     )
     # Probed once per run; OUT and the submissions are never bound into a child's tree.
-    found = sandbox.detect(args.no_sandbox, mode == "gpu", hide=(out.resolve(), args.submissions.resolve()))
+    found = sandbox.detect(args.no_sandbox, mode == "gpu", hide=(out.resolve(), args.submissions.resolve(), *hide))
     settings.sandbox = found if found.kind else None
     box = found.describe()
     manifest.update(mode=mode, jobs=jobs, cell_timeout=args.cell_timeout, timeout=args.timeout, sandbox=box)
@@ -262,18 +297,10 @@ def run(args) -> int:
 
     scratch = Path(tempfile.mkdtemp(prefix="grade-"))
     try:
-        damaged = {}
-        try:
-            root, zip_notes = unpack(args.submissions, scratch, damaged)
-        except (OSError, zipfile.BadZipFile, EOFError) as e:
-            raise GraderError(f"{args.submissions}: {e}") from None
-        upload = int(args.max_upload_mb * (1 << 20))
-        subs, notes = discover(root, course, scratch, args.notebook, damaged, zip_notes, upload)
+        subs, notes = find(args, course, scratch)
         warnings += notes
-        if not subs:
-            raise GraderError(
-                f"no submissions found in {args.submissions} (expected one folder or notebook per student)"
-            )
+        if keys is not None:
+            subs = [sub for sub in subs if sub.key in keys]
         records, todo = {}, []
         if not args.resume and (out / "records").exists():
             shutil.rmtree(out / "records")
@@ -281,7 +308,7 @@ def run(args) -> int:
         for sub in subs:
             nb = course[sub.notebook]
             fp = fingerprint(sub, nb, manifest["salt"])
-            old = _load(_record_path(out, sub)) if args.resume else None
+            old = load_record(record_path(out, sub)) if args.resume else None
             if old and old.get("fingerprint") == fp:
                 records[sub.key] = old
             else:
@@ -292,22 +319,13 @@ def run(args) -> int:
             shutil.rmtree(scratch, ignore_errors=True)
         else:
             print(f"scratch kept in {scratch}", file=sys.stderr)
-    ordered = sorted(records.values(), key=lambda r: (r["student"], r["notebook"]))
-    report.write_tables(out, ordered, max_points, manifest)
-    report.write_feedback(out, ordered, max_points)
-    problems = sorted({r["grader_problem"] for r in ordered if r.get("grader_problem")})
-    warnings += [f"course problem: {p}" for p in problems]
-    try:  # the grades are written by now: a failure here must not hide them
-        warnings += lms.write(out, ordered, max_points, args.lms_columns, roster).notes
-        class_report.write(out, ordered, max_points, {k: v for k, v in manifest.items() if k != "salt"}, warnings)
-    except Exception as e:
-        problems.append(f"the LMS files or report.html could not be written ({type(e).__name__}: {e})")
-        warnings.append(f"grader problem: {problems[-1]}; please report it")
-    print(report.summary(ordered, max_points, out, time.monotonic() - started, warnings, box))
+    seconds = time.monotonic() - started
+    lms_columns = args.lms_columns
+    problems = outputs.finish(out, records.values(), max_points, manifest, warnings, lms_columns, roster, seconds, box)
     return 1 if failed or problems else 0
 
 
-def _load(path: Path):
+def load_record(path: Path):
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
@@ -353,7 +371,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
                 failed += 1
                 rec = _internal_error(sub, nb, traceback.format_exc())
             rec["fingerprint"] = fp
-            atomic_write(_record_path(out, sub), json.dumps(rec, indent=1, default=str))
+            atomic_write(record_path(out, sub), json.dumps(rec, indent=1, default=str))
             records[sub.key] = rec
             ordered = sorted(records.values(), key=lambda r: (r["student"], r["notebook"]))
             report.write_tables(out, ordered, max_points, {k: v for k, v in manifest.items() if k != "seeds"})
@@ -397,9 +415,13 @@ def _internal_error(sub, nb, tb: str) -> dict:
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    return guarded(lambda: run(parse_args(argv)))
+
+
+def guarded(work) -> int:
+    """``work()``'s exit status; a usage problem is 2, Ctrl-C 130 (python -m helpers.grade's statuses)."""
     try:
-        return run(args)
+        return work()
     except GraderError as e:
         print(f"grade: {e}", file=sys.stderr)
         return 2
