@@ -4,7 +4,7 @@ The implementation lives in ``helpers/grading/`` (one small module per pipeline 
 ``docs/grading.md`` is the instructors' guide and the threat model.
 """
 
-from helpers.grading.cli import main
+from helpers.grading.slurm import main  # --slurm options, else the single-host run (cli)
 
 if __name__ == "__main__":
     raise SystemExit(main())

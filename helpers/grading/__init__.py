@@ -33,6 +33,9 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
                    failure messages into families and takes students' names out of examples
 - ``class_report`` report.html: the class on one self-contained page (inline SVG, no server)
 - ``lms``          canvas.csv and moodle.csv, gradebooks the LMSs import; ``roster`` says who is who
+- ``outputs``      every file of OUT written from the finished records, and the summary
 - ``progress``     the progress bar on a terminal, one line per submission in a log
 - ``cli``          argument parsing, seeds, parallel workers (one per GPU), --resume
+- ``slurm``        --slurm: the class as a Slurm job array of shards, each a ``cli`` run, then a
+                   merge into OUT with ``outputs``; --resume submits only the shards that failed
 """
