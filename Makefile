@@ -38,7 +38,7 @@ endif
 NOTEBOOK_TESTS := --nbval --nbval-kernel-name python3 --nbval-cell-timeout 600 -p no:cacheprovider
 XDIST := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
-.PHONY: help env lab lint test test-busy test-fast test-gpu notebooks lock pycuda bench grade clean browser-deps test-browser screenshots mutation-report
+.PHONY: help env lab lint test test-busy test-fast test-gpu notebooks lock pycuda bench grade clean browser-deps test-browser test-slurm screenshots mutation-report
 
 help:
 	@echo "make lab        open the course in JupyterLab (builds .venv the first time)"
@@ -51,6 +51,7 @@ help:
 	@echo "make mutation-report  grade every mutant of every exercise's reference -> docs/mutation-report.md (COURSE_MODE=gpu on a GPU: the GPU column)"
 	@echo "make lock       re-resolve requirements/*.lock from requirements/*.in"
 	@echo "make test-browser  JupyterLab in headless Chromium: notebooks, widgets, exercises (installs Chromium as root)"
+	@echo "make test-slurm    grade a small class as a Slurm job array on a one-node cluster started here (installs Slurm as root)"
 	@echo "make screenshots   retake the README pictures (docs/img) with the browser tests"
 	@echo "make bench      GPU benchmarks -> docs/benchmarks.md"
 	@echo "make grade SUBMISSIONS=dir-or-zip [OUT=grades] [GRADE_ARGS='--roster r.csv ...']   grade students' notebooks: report.html, grades.csv, canvas.csv, moodle.csv (docs/grading.md)"
@@ -128,6 +129,13 @@ browser-deps: $(ENV_DEP)
 # The course as a learner sees it: JupyterLab in headless Chromium (tests/browser, about a minute).
 test-browser: browser-deps
 	COURSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -p no:cacheprovider tests/browser --browser $(BROWSER_TEST_ARGS)
+
+# python -m helpers.grade --slurm on a one-node Slurm cluster started on this machine (tools/slurm_cluster.sh:
+# installs slurm-wlm and munge with apt-get, as root): a small class graded as a job array must give the
+# single-host results, also after a killed task and --resume (tools/slurm_check.py). The outer timeout
+# stops a hung cluster; the script's trap takes its daemons down either way.
+test-slurm: $(ENV_DEP)
+	timeout -k 60 1500 bash tools/slurm_cluster.sh build/slurm-cluster $(PY) tools/slurm_check.py build/slurm-check
 
 # The README's pictures (docs/img/grid-explorer.png, docs/img/tracer.png), taken by the browser tests.
 screenshots: browser-deps
