@@ -79,6 +79,27 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "where the block count floors to the same number for every warp count",
     ),
     Equivalent(
+        "nb08.leaky_relu",
+        "comparison_boundary",
+        r"^line 1: boundary > -> >=$",
+        "the two branches differ only where x == 0, and there both are 0 (x itself, or alpha * 0): x >= 0 and "
+        "x > 0 give the same y for every input, which is how the leaky ReLU is often written",
+    ),
+    Equivalent(
+        "nb10.check_result",
+        "constant_off_by_one",
+        r"^line 7: constant 0 -> -1$",
+        "values[-1] and values[0] are the same element in the branch that runs, where len(values) == 1: the "
+        "single value comes back either way",
+    ),
+    Equivalent(
+        "nb14.compaction_offsets",
+        "dtype_changed",
+        r"^line 5: dtype changed: np\.int32 -> np\.int64$",
+        "an int64 init_value makes the scan add in int64; the offsets of 0/1 flags are at most n and are stored "
+        "into the int32 output the exercise asks for, so every offset and the count are the same",
+    ),
+    Equivalent(
         "nb05.stencil",
         "comparison_boundary",
         r"0 < i <= n -> 0 < i < n",

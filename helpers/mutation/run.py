@@ -20,8 +20,9 @@ import numpy as np
 
 from ..exercises import KernelExercise
 from ..exercises.launch import launch_for
+from ..exercises.libraries import CudaCExercise
 from ..exercises.plan import check_plan
-from . import host_ops, kernel_ops
+from . import c_answers, call_ops, host_ops, kernel_ops
 from .build import build, function_tree, globals_of, unresolved
 from .sites import Context, call_name, mutate
 
@@ -32,7 +33,7 @@ KILLED = ("failed", "error")
 @dataclass(frozen=True)
 class Mutant:
     exercise: str  # "nb02.vector_add"
-    part: str  # "kernel", "launch", "function", "factory"
+    part: str  # "kernel", "launch", "function", "factory", "cuda_c" (a CUDA C answer: source or expressions)
     operator: str
     site: str
     source: str
@@ -61,20 +62,22 @@ def exercise_id(ex) -> str:
 def targets(ex) -> list:
     """(part, reference function, operators, call) for each piece of the exercise a learner writes."""
     factory = getattr(ex, "factory", None)
+    if isinstance(ex, CudaCExercise):
+        return [("cuda_c", ex.reference, c_answers.OPERATORS, False)]
+    host_code = host_ops.OPERATORS + call_ops.OPERATORS  # code that launches, copies and calls libraries
     if isinstance(ex, KernelExercise):
         out = [("kernel", ex.reference, kernel_ops.OPERATORS, False)]
         if ex.launch.kind == "learner":
-            out.append(("launch", ex.launch.example, host_ops.OPERATORS, False))
+            out.append(("launch", ex.launch.example, host_code, False))
         return out
     if factory is not None:
         return [("factory", factory, host_ops.OPERATORS, True)]
     reference = getattr(ex, "reference", None)
-    if callable(reference) and type(ex).__name__ in (
-        "FunctionExercise",
-        "ApproxFunctionExercise",
-        "DevicePipelineExercise",
-    ):
+    kind = type(ex).__name__
+    if callable(reference) and kind in ("FunctionExercise", "ApproxFunctionExercise"):
         return [("function", reference, host_ops.OPERATORS, False)]
+    if callable(reference) and kind in ("DevicePipelineExercise", "CallExercise", "ArrayExercise"):
+        return [("function", reference, host_code, False)]
     return []
 
 
@@ -104,7 +107,12 @@ def context(ex, tree) -> Context:
 
 
 def mutants(ex) -> Iterator[tuple[Mutant, ast.FunctionDef, object, bool]]:
-    """Every distinct, runnable mutant of the exercise: (Mutant, tree, namespace, call)."""
+    """Every distinct, runnable mutant of the exercise: (Mutant, tree, namespace, call); for a CUDA C
+    answer the "tree" is the mutated answer itself (a string, or a reduction's four) and nothing is built."""
+    if isinstance(ex, CudaCExercise):
+        for m in c_answers.mutants(ex, SEED):
+            yield Mutant(exercise_id(ex), "cuda_c", m.operator, m.site, m.source), m.answer, None, False
+        return
     for part, fn, operators, call in targets(ex):
         tree = function_tree(fn)
         namespace = globals_of(fn)
@@ -126,7 +134,7 @@ def mutants(ex) -> Iterator[tuple[Mutant, ast.FunctionDef, object, bool]]:
 def grade(ex, mutant: Mutant, tree, namespace, call: bool) -> Outcome:
     """The exercise's check on one mutant (built fresh), as a learner's answer is graded."""
     try:
-        answer = build(tree, namespace, call)
+        answer = tree if mutant.part == "cuda_c" else build(tree, namespace, call)
     except Exception as e:  # a mutant that does not even build is not a runnable answer: say so, it counts as killed
         return Outcome(mutant, "error", f"did not build: {type(e).__name__}: {e}")
     options = {}
@@ -172,6 +180,10 @@ def right_beyond_the_check(ex, answer) -> bool:
     (``right_at_size``); a function on many more inputs than the check draws."""
     if isinstance(ex, KernelExercise):
         return right_at_size(ex, answer)
+    if isinstance(ex, CudaCExercise):
+        return c_right(ex, answer)
+    if getattr(ex, "judge", None) is not None:  # a call judged whole: its own check, on many more draws
+        return all(ex.grade(answer, seed=SEED + k).status == "passed" for k in range(40))
     rng = np.random.default_rng(SEED)
     names = list(ex.inputs)
     cases = [dict(zip(names, c)) for c in ex.edge_cases]
@@ -180,6 +192,26 @@ def right_beyond_the_check(ex, answer) -> bool:
         if ex.where is None or ex.where(**case):
             cases.append(case)
     return all(answer(**c) == ex.reference(**c) for c in cases)
+
+
+def c_right(ex, answer, draws: int = 12) -> bool:
+    """Is a CUDA C answer right on many more inputs than the check draws, with zeros and the ends of
+    each input's range planted in every array (where a boundary mutant would differ), at two sizes?"""
+    from ..exercises.cuda_run import _grown, judge, run_on_cpu
+    from ..exercises.libraries import _to_source
+
+    src = _to_source(ex.kind, answer, ex)
+    rng = np.random.default_rng(SEED)
+    for k in range(draws):
+        values = ex.make_inputs(rng)
+        values = _grown(values, 1 << 14) if k % 2 else values
+        for v in values.values():
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+                v[::5], v[1::7], v[2::7] = 0, v.min(), v.max()
+        status, out = run_on_cpu(ex, src, values, "it")
+        if status != "ran" or judge(ex, values, out[0], "it") is not None:
+            return False
+    return True
 
 
 TRACE_CAP = 1 << 15  # threads the tracer runs in a few seconds: a GPU-like size is halved down to it
