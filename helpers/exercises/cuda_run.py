@@ -156,9 +156,23 @@ def run_gpu(ex, answer, values, block=BLOCK):
 
 
 def _cases(ex, rng) -> list:
-    """Two launches per check, each on fresh inputs; a raw kernel gets two different block sizes."""
-    blocks = (ex.block, ex.block) if ex.block else rng.choice(BLOCKS, 2, replace=False)
-    return [(ex.make_inputs(rng), int(b)) for b in blocks]
+    """Three launches per check, each on fresh inputs; a raw kernel gets different block sizes. The third
+    is past 65,535 elements: an index kept in a 16-bit type (short, unsigned short) wraps there."""
+    blocks = (ex.block,) * 3 if ex.block else rng.choice(BLOCKS, 3, replace=False)
+    cases = [(ex.make_inputs(rng), int(b)) for b in blocks]
+    return cases[:2] + [(_grown(cases[2][0], LARGE + 2 * int(rng.integers(0, 2000)) + 1), cases[2][1])]
+
+
+LARGE = 1 << 16  # the third launch's smallest n
+
+
+def _grown(values: dict, n: int) -> dict:
+    """``values`` with every array repeated to n elements (and n said so): a large case with the exercise's
+    own kind of numbers."""
+    out = {k: (np.resize(v, n) if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+    if "n" in out:
+        out["n"] = type(values["n"])(n)
+    return out
 
 
 def _raw(ex) -> bool:
@@ -182,9 +196,24 @@ def _block_bound(ex, src, values, block, what) -> str:
     return ""
 
 
+def _size_bound(sizes: list, values) -> str:
+    """For an answer right at the earlier ``sizes`` and wrong at this one: the sentence that says so."""
+    if not sizes:
+        return ""
+    n = _n(values)
+    return (
+        f" It is right for n = {' and '.join(map(str, sizes))} and wrong for n = {n}: look for a size the kernel "
+        "assumes (a number where n belongs) or an index type too small for n (use int)."
+    )
+
+
+def _n(values) -> int:
+    return next(len(v) for v in values.values() if isinstance(v, np.ndarray))
+
+
 def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
-    """The check of the answer compiled as `src`, run from its PTX, on two launches."""
-    ran = []
+    """The check of the answer compiled as `src`, run from its PTX, on three launches."""
+    ran, sizes = [], []
     for values, block in _cases(ex, rng):
         status, out = run_on_cpu(ex, src, values, what, block=block)
         if status == "unchecked":
@@ -192,13 +221,15 @@ def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
                 status, out + "; run this check on a GPU to test the numbers.", None, {"numbers_checked": False}
             )
         if status == "failed":
-            return Graded(status, out + _block_bound(ex, src, values, block, what))
+            return Graded(status, out + (_block_bound(ex, src, values, block, what) or _size_bound(sizes, values)))
         got, launch = out
         problem = _named(ex, judge(ex, values, got, what), answer, values, what)
         if problem:
-            return Graded("failed", problem + _block_bound(ex, src, values, block, what))
-        n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
-        ran.append(f"n = {n}, {launch}")
+            return Graded(
+                "failed", problem + (_block_bound(ex, src, values, block, what) or _size_bound(sizes, values))
+            )
+        sizes.append(_n(values))
+        ran.append(f"n = {sizes[-1]}, {launch}")
     return Graded(
         "passed",
         f"{what} and gives the right results, run on the CPU from its PTX ({'; '.join(ran)}).",
@@ -214,10 +245,10 @@ def check_on_gpu(ex, answer, src, rng, what) -> Graded:
     for values, block in _cases(ex, rng):
         status, out = run_on_cpu(ex, src, values, what, block=block)
         if status == "failed" and not out.startswith(what + ", but the results"):
-            return Graded(status, out + _block_bound(ex, src, values, block, what))
+            return Graded(status, out + (_block_bound(ex, src, values, block, what) or _size_bound(sizes, values)))
         got, guard_ok = run_gpu(ex, answer, values, block)
         if not guard_ok:
-            return Graded("failed", _PAST_END)
+            return Graded("failed", _PAST_END + _size_bound(sizes, values))
         problem = judge(ex, values, got, what)
         if problem and ex.kind == "reduction" and str(answer[3]).strip() != str(ex.reference[3]):
             # CuPy folds the identity in once per thread, so a wrong one shifts the result by an amount
@@ -227,11 +258,13 @@ def check_on_gpu(ex, answer, src, rng, what) -> Graded:
                 problem = f"{what}, but the results are wrong: " + _WRONG_IDENTITY.format(ident=ex.reference[3])
         problem = _named(ex, problem, answer, values, what)
         if problem:
-            return Graded("failed", problem + _block_bound(ex, src, values, block, what))
-        sizes.append(str(next(len(v) for v in values.values() if isinstance(v, np.ndarray))))
+            return Graded(
+                "failed", problem + (_block_bound(ex, src, values, block, what) or _size_bound(sizes, values))
+            )
+        sizes.append(_n(values))
     return Graded(
         "passed",
-        f"{what} and gives the right results on the GPU (n = {' and '.join(sizes)}).",
+        f"{what} and gives the right results on the GPU (n = {' and '.join(map(str, sizes))}).",
         None,
         {"numbers_checked": True},
     )

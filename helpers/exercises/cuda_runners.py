@@ -8,6 +8,8 @@ holds the references). Nothing here knows an answer: only how each library launc
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .libraries import gpu_output_with_guard, guard_intact
@@ -79,11 +81,49 @@ def pycuda_kernel(source: str, name: str):
     return SourceModule(source).get_function(name)
 
 
-def call_with_pycuda_kernel(fn, kernel: dict, args: list):
-    """``fn(kernel, *args)`` with the course's PyCUDA kernel built here: what it returned and the
-    arguments afterwards (the learner's function may change them in place, as drv.InOut does)."""
-    result = fn(pycuda_kernel(str(kernel["source"]), str(kernel["name"])), *args)
-    return result, args
+class RecordedKernel:
+    """A PyCUDA kernel that records each launch (grid, block) before returning: the check sees how
+    often and how it was launched, not only what came out."""
+
+    def __init__(self, kernel, given=()):
+        self._kernel, self._given = kernel, given
+        self.launches = []  # library_calls.LaunchSeen
+        self.wrapped = []  # per launch: (drv wrapper name, wraps a given array itself?) for In / Out / InOut
+
+    def _seen(self, grid, block):
+        from .library_calls import LaunchSeen, dims
+
+        self.launches.append(LaunchSeen(dims(grid), dims(block), True))
+
+    def __call__(self, *args, **kwargs):
+        done = self._kernel(*args, **kwargs)  # a launch PyCUDA refuses raises its own message first
+        self._seen(kwargs.get("grid", (1, 1)), kwargs.get("block", (1, 1, 1)))
+        self.wrapped.append(
+            [(type(a).__name__, any(a.array is g for g in self._given)) for a in args if hasattr(a, "array")]
+        )
+        return done
+
+    def prepared_call(self, grid, block, *args, **kwargs):
+        done = self._kernel.prepared_call(grid, block, *args, **kwargs)
+        self._seen(grid, block)
+        return done
+
+    def __getattr__(self, name):  # prepare, num_regs...: the kernel's own
+        return getattr(self._kernel, name)
+
+
+class PycudaCall(NamedTuple):
+    result: object  # what the learner's function returned
+    args: list  # the arguments afterwards (drv.InOut changes them in place)
+    launches: list  # library_calls.LaunchSeen
+    wrapped: list  # RecordedKernel.wrapped
+
+
+def call_with_pycuda_kernel(fn, kernel: dict, args: list) -> PycudaCall:
+    """``fn(kernel, *args)`` with the course's PyCUDA kernel built here, recorded."""
+    recorded = RecordedKernel(pycuda_kernel(str(kernel["source"]), str(kernel["name"])), given=tuple(args))
+    result = fn(recorded, *args)
+    return PycudaCall(result, args, list(recorded.launches), list(recorded.wrapped))
 
 
 RUNNERS = {f.__name__: f for f in (run_leaky, run_l2, run_clamp, run_axpby, run_lincomb)}

@@ -129,6 +129,12 @@ class ArrayExercise(_FunctionAnswer):
                         why = message
                         break
                 return Graded("failed", f"wrong values for inputs of shape {shapes}: {why}")
+            if got.dtype != want.dtype:
+                return Graded(
+                    "failed",
+                    f"the values are right but the result is {got.dtype} and the inputs are {want.dtype}: a wider type "
+                    "doubles the memory and the traffic of every later step; keep the input's dtype.",
+                )
         return Graded(
             "passed", f"correct on {self.trials} random inputs, run with {_where()}.", None, {"trials": self.trials}
         )

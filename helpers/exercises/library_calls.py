@@ -161,9 +161,53 @@ def observed_storage_call(fn, args, sizes):
 # ----------------------------------------------------------------------------- cuda.core launches (notebook 10)
 
 
-def core_launch_call(fn, kernel: dict, arrays, extra=()):
+class LaunchSeen(NamedTuple):
+    """One launch the check saw: its grid and block (3 numbers each) and whether it used the given stream."""
+
+    grid: tuple
+    block: tuple
+    given_stream: bool
+
+
+def dims(v) -> tuple:
+    """A grid or block as (x, y, z): 256, (256,) and (256, 1) are one shape."""
+    try:
+        t = tuple(int(d) for d in v) if isinstance(v, (tuple, list)) else (int(v),)
+    except (TypeError, ValueError):  # a shape the library accepted in a form of its own: nothing to compare
+        return (0, 0, 0)
+    return t + (1,) * (3 - len(t))
+
+
+@contextlib.contextmanager
+def recording_launches(core, fn, stream):
+    """Record every ``launch`` while ``fn`` runs: the module's ``core.launch`` and the name in the
+    learner's globals bound to it (``from cuda.core import launch``) both go through the recorder."""
+    seen, original = [], core.launch
+
+    def launch(s, config, kernel, *args):
+        done = original(s, config, kernel, *args)  # a launch the library refuses raises its own message first
+        seen.append(LaunchSeen(dims(config.grid), dims(config.block), s is stream))
+        return done
+
+    space = getattr(fn, "__globals__", {})
+    bound = [k for k, v in list(space.items()) if v is original]
+    core.launch = launch
+    space.update(dict.fromkeys(bound, launch))
+    try:
+        yield seen
+    finally:
+        core.launch = original
+        space.update(dict.fromkeys(bound, original))
+
+
+class CoreLaunch(NamedTuple):
+    arrays: list  # the arrays afterwards, on the host
+    launches: list  # LaunchSeen records
+
+
+def core_launch_call(fn, kernel: dict, arrays, extra=()) -> CoreLaunch:
     """``fn(stream, kernel, *device arrays, *extra)`` with a cuda.core stream and the course's kernel
-    compiled here from ``kernel`` (its source and name): the arrays afterwards, on the host."""
+    compiled here from ``kernel`` (its source and name): the arrays afterwards and the launches seen."""
     from ..standins import library
 
     core, cp = library("cuda.core"), library("cupy")
@@ -174,14 +218,42 @@ def core_launch_call(fn, kernel: dict, arrays, extra=()):
     compiled = program.compile("cubin").get_kernel(str(kernel["name"]))
     on_device = [cp.asarray(np.asarray(a)) for a in arrays]
     dev.sync()
-    fn(stream, compiled, *on_device, *extra)
+    with recording_launches(core, fn, stream) as seen:
+        fn(stream, compiled, *on_device, *extra)
     stream.sync()
-    return [np.asarray(cp.asnumpy(a)) for a in on_device]
+    return CoreLaunch([np.asarray(cp.asnumpy(a)) for a in on_device], list(seen))
 
 
-def observed_core_launch(fn, kernel: dict, arrays, extra=()):
+def observed_core_launch(fn, kernel: dict, arrays, extra=()) -> CoreLaunch:
     """core_launch_call here, or in the student's process for a stand-in (exercises/remote.py)."""
     if not is_remote(fn):
         return core_launch_call(fn, kernel, arrays, extra)
     reply = fn.core_launch(dict(kernel), list(arrays), list(extra))
-    return list(reply["arrays"])
+    seen = [LaunchSeen(dims(r["grid"]), dims(r["block"]), bool(r["given_stream"])) for r in reply.get("launches", ())]
+    return CoreLaunch(list(reply["arrays"]), seen)
+
+
+def launch_problem(launches, n: int, threads: int, where: str, stream: bool = True) -> str | None:
+    """The sentence for launches that are not one launch of ``threads``-thread blocks, enough and no more
+    blocks for n, on the given stream (``stream``: the check can tell); None when they are."""
+    if not launches:
+        return f"{where}, no kernel was launched: the exercise is the launch, not computing the numbers another way."
+    if len(launches) > 1:
+        return f"{where}, the kernel was launched {len(launches)} times; one launch computes the result: launch once."
+    grid, block, given = launches[0]
+    if block != (threads, 1, 1):
+        if grid[0] == threads and block[0] != threads:
+            return f"{where}, grid and block are swapped: the block is {threads} threads and the grid the block count."
+        return f"{where}, the blocks have {block[0] * block[1] * block[2]} threads; the exercise asks for {threads}."
+    need = -(-n // threads)
+    if grid != (need, 1, 1):
+        return (
+            f"{where}, {grid[0] * grid[1] * grid[2]} blocks were launched and {need} cover n: use "
+            f"(n + {threads - 1}) // {threads} blocks, enough and no more."
+        )
+    if stream and not given:
+        return (
+            f"{where}, the kernel was launched on another stream than the one you were given, and nothing orders "
+            "it after the work already queued there (or the reader after it): launch on `stream`."
+        )
+    return None

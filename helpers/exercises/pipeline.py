@@ -262,6 +262,12 @@ class DevicePipelineExercise(Exercise):
                     "failed",
                     f"{where}, {name} never launched the kernel: call kernel[blocks, threads](d_x, d_out).",
                 )
+            if len(launches) > 1:
+                return Graded(
+                    "failed",
+                    f"{where}, {name} launched the kernel {len(launches)} times; one launch computes the result, "
+                    "every other one is wasted GPU time: launch it once.",
+                )
             for total, on_device, block, aliased in launches:
                 if aliased:
                     return Graded(

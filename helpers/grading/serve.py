@@ -199,9 +199,10 @@ class Server:
         if op == "pycuda_call":  # a check that hands the learner's function a PyCUDA kernel of the course's
             from ..exercises.cuda_runners import call_with_pycuda_kernel
 
-            result, after = call_with_pycuda_kernel(obj, request.get("kernel") or {}, list(request.get("args") or ()))
-            kind = None if result is None or isinstance(result, np.ndarray) else type(result).__name__
-            return {"result_type": kind, "args": after}
+            done = call_with_pycuda_kernel(obj, request.get("kernel") or {}, list(request.get("args") or ()))
+            kind = None if done.result is None or isinstance(done.result, np.ndarray) else type(done.result).__name__
+            launches = [r._asdict() for r in done.launches]
+            return {"result_type": kind, "args": done.args, "launches": launches, "wrapped": done.wrapped}
         if op == "facts":  # facts that change as the answer is used (compiled versions)
             from .. import _numba
 
@@ -221,7 +222,8 @@ class Server:
             from ..exercises.library_calls import core_launch_call
 
             extra = list(request.get("extra") or ())
-            return {"arrays": core_launch_call(obj, request.get("kernel") or {}, args, extra)}
+            done = core_launch_call(obj, request.get("kernel") or {}, args, extra)
+            return {"arrays": done.arrays, "launches": [r._asdict() for r in done.launches]}
         if op == "array_call":  # an ArrayExercise: xp chosen here, the inputs made xp arrays here
             if self.on_gpu:
                 import cupy as xp

@@ -11,8 +11,9 @@ import numpy as np
 
 from helpers._elsewhere import is_remote
 from helpers.exercises import FunctionExercise, ValueExercise, register
-from helpers.exercises.cuda_runners import LINCOMB_ARGS, pycuda_kernel, run_axpby, run_lincomb
+from helpers.exercises.cuda_runners import LINCOMB_ARGS, call_with_pycuda_kernel, run_axpby, run_lincomb
 from helpers.exercises.libraries import CallExercise, CudaCExercise
+from helpers.exercises.library_calls import LaunchSeen, dims, launch_problem
 
 context_import = ValueExercise(
     prompt="Which module do you import so that PyCUDA uses the primary context, the one Numba, CuPy and "
@@ -188,21 +189,33 @@ def _double_in_place_reference(twice, x):
 def _judge_in_out(fn, rng):
     kernel = {"source": _twice_src, "name": "twice"}
     remote = is_remote(fn)  # judged: fn runs in the student's process
-    twice = None if remote else pycuda_kernel(_twice_src, "twice")
-    for n in (int(rng.integers(300, 700)), 256, int(rng.integers(1, 40))):
+    # 256k + 1: one element more than whole blocks, where a grid rounded one short (or by 257) misses it
+    for n in (int(rng.integers(300, 700)), 256, 256 * int(rng.integers(2, 4)) + 1, int(rng.integers(1, 40))):
         x = rng.uniform(-10, 10, n).astype(np.float32)
         before = x.copy()
         if remote:
             reply = fn.call_with_pycuda_kernel(kernel, [x])
             x[...] = reply["args"][0]
             returned = reply["result_type"]
+            launches = [LaunchSeen(dims(r["grid"]), dims(r["block"]), True) for r in reply.get("launches", ())]
+            wrapped = [[(str(w), bool(itself)) for w, itself in one] for one in reply.get("wrapped", ())]
         else:
-            result = fn(twice, x)
-            returned = None if result is None or isinstance(result, np.ndarray) else type(result).__name__
+            done = call_with_pycuda_kernel(fn, kernel, [x])
+            launches, wrapped = done.launches, done.wrapped
+            returned = (
+                None if done.result is None or isinstance(done.result, np.ndarray) else type(done.result).__name__
+            )
         if returned is not None:
             return (
                 False,
                 f"double_in_place returned {returned}; it should change x itself and return None.",
+            )
+        if len(launches) != 1:
+            return False, launch_problem(launches, n, 256, f"for n = {n}", stream=False)
+        if np.array_equal(x, before) and any(not itself for _, itself in wrapped[0]):
+            return False, (
+                "x did not change: the kernel got a copy of x (x.copy() or np.array(x)), so the doubled values went "
+                "back into the copy; pass x itself: drv.InOut(x)."
             )
         if np.array_equal(x, before):
             return False, (
@@ -210,6 +223,8 @@ def _judge_in_out(fn, rng):
                 "the launch and back after it."
             )
         if np.allclose(x, 2 * before):
+            if problem := launch_problem(launches, n, 256, f"for n = {n}", stream=False):
+                return False, problem
             continue
         if np.array_equal(x[: (n // 256) * 256], 2 * before[: (n // 256) * 256]) and n % 256:
             return False, f"for n = {n} the last {n % 256} elements were not doubled: use grid = ((n + 255) // 256, 1)."
@@ -217,7 +232,7 @@ def _judge_in_out(fn, rng):
             "x changed but is not 2 * x: drv.Out copies the result back but does not copy x to the GPU first, so "
             "the kernel doubled memory that never held x; use drv.InOut."
         )
-    return True, "x doubled in place for three sizes (a partial last block included), copied in and back by drv.InOut."
+    return True, "x doubled in place for four sizes (partial last blocks included), copied in and back by drv.InOut."
 
 
 in_out = CallExercise(

@@ -9,7 +9,7 @@ import numpy as np
 from helpers import _wire, cuda_c
 from helpers.exercises import register
 from helpers.exercises.libraries import CallExercise
-from helpers.exercises.library_calls import observed_core_launch, observed_storage_call
+from helpers.exercises.library_calls import launch_problem, observed_core_launch, observed_storage_call
 from helpers.exercises.remote import frames_of
 
 # ----------------------------------------------------------------------------- check()
@@ -241,16 +241,25 @@ def _launch_saxpy_reference(stream, kernel, x, y, out, a):
 
 def _judge_launch(fn, rng):
     kernel = {"source": _saxpy_src, "name": "saxpy"}
-    for n in (int(rng.integers(300, 700)), 256, int(rng.integers(1, 40))):
+    # 256k + 1: one element more than whole blocks, where a grid rounded one short (or by 257) misses it
+    for n in (int(rng.integers(300, 700)), 256, 256 * int(rng.integers(2, 4)) + 1, int(rng.integers(1, 40))):
         a = float(round(rng.uniform(0.5, 3.0), 3))  # a Python float, as a learner's variable would be
         x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
         out = np.full(n, np.nan, dtype=np.float32)
         # the stream, the kernel and the device arrays are made where fn runs (the student's process
         # when the grader judges); the arrays come back afterwards
-        _, _, got = observed_core_launch(fn, kernel, [x, y, out], [a])
+        done = observed_core_launch(fn, kernel, [x, y, out], [a])
+        x_after, y_after, got = done.arrays
         got, xh, yh = (np.asarray(v, dtype=np.float64) for v in (got, x, y))
         want = a * xh + yh
         if np.allclose(got, want, rtol=1e-5, atol=1e-6):
+            if not (np.array_equal(x_after, x) and np.array_equal(y_after, y)):
+                return (
+                    False,
+                    f"for n = {n}, out is right but x or y changed: the kernel's inputs must stay as they were.",
+                )
+            if problem := launch_problem(done.launches, n, 256, f"for n = {n}"):
+                return False, problem
             continue
         if np.isnan(got).any():
             first = int(np.flatnonzero(np.isnan(got))[0])
@@ -266,7 +275,7 @@ def _judge_launch(fn, rng):
             )
         bad = int(np.flatnonzero(~np.isclose(got, want))[0])
         return False, f"for n = {n} with a = {a}, out is not a * x + y (first difference at element {bad})."
-    return True, "right for three sizes (a partial last block included), with a passed as the kernel's float."
+    return True, "right for four sizes (partial last blocks included), with a passed as the kernel's float."
 
 
 core_launch = CallExercise(

@@ -108,6 +108,13 @@ def _judge_offsets(fn, rng):
                 f"for {n} flags the count is {fmt(count)} but {true_count} are kept: it is the last offset plus the "
                 "last flag (the exclusive scan leaves the last element out)."
             )
+        if not np.array_equal(done.args[0], flags_h):
+            return False, "the flags changed: the scan reads them (d_in) and writes the offsets elsewhere; keep them."
+        if calls["exclusive_scan"] > 1:
+            return False, (
+                f"cc.exclusive_scan ran {calls['exclusive_scan']} times for one array of flags; one scan gives every "
+                "offset: call it once."
+            )
         if calls["exclusive_scan"] == 0:
             used = "cc.inclusive_scan" if calls["inclusive_scan"] else "something other than cuda.compute"
             return False, (
@@ -172,6 +179,8 @@ def _judge_sort(fn, rng):
             if np.array_equal(got, np.sort(keys_h)):
                 return False, "sorted smallest first: pass order=cc.SortOrder.DESCENDING."
             return False, f"for {keys_h.size} {keys_h.dtype} keys the result is not sorted largest first."
+        if calls["radix_sort"] > 1:
+            return False, f"cc.radix_sort ran {calls['radix_sort']} times for one array of keys; one sort is enough."
         if calls["radix_sort"] == 0:
             return False, (
                 "right order, but not with cc.radix_sort: this exercise is about CUB's radix sort, which sorts "
