@@ -67,7 +67,7 @@ print(*(s.getsockname()[1] for s in socks))
 EOF
 )
 
-munged --foreground --force --socket="$dir/munge/munge.sock" --key-file="$dir/munge/munge.key" \
+setsid munged --foreground --force --socket="$dir/munge/munge.sock" --key-file="$dir/munge/munge.key" \
   --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed" \
   >"$dir/log/munged.out" 2>&1 &
 pids+=($!)
@@ -106,16 +106,19 @@ EOF
 export SLURM_CONF="$dir/slurm.conf"
 
 for _ in $(seq 50); do [ -S "$dir/munge/munge.sock" ] && break; sleep 0.1; done
-slurmctld -D -i -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
+setsid slurmctld -D -i -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
 pids+=($!)
 touch "$dir/slurmctld.started"
-slurmd -D -N localhost -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
+setsid slurmd -D -N localhost -f "$SLURM_CONF" >"$dir/log/slurmd.out" 2>&1 &
 pids+=($!)
 
+# Up when the node is idle; a daemon that died, or 90 s, ends the wait (never a hang).
 state=""
-for _ in $(seq 300); do
+deadline=$((SECONDS + 90))
+while [ "$SECONDS" -lt "$deadline" ]; do
   state=$(timeout 5 sinfo -h -N -n localhost -o %t 2>/dev/null || true)
   case "$state" in idle*) break ;; esac
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || { state="a daemon (pid $pid) exited"; break 2; }; done
   sleep 0.2
 done
 case "$state" in
