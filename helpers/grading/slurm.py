@@ -82,7 +82,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="grade as a Slurm job array: one task per shard (one GPU each in GPU mode), then a merge into OUT; "
         "with --resume only the shards with records missing are submitted again",
     )
-    g.add_argument("--slurm-tasks", type=int, help=f"array tasks (default: one per {TASK_SIZE} submissions)")
+    g.add_argument(
+        "--slurm-tasks", type=int, metavar="N", help=f"tasks in the array (default: one per {TASK_SIZE} submissions)"
+    )
     g.add_argument(
         "--slurm-opt",
         action="append",
@@ -97,7 +99,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="LINE",
         help="a shell line each job runs first, e.g. --slurm-setup 'module load cuda/12.4'",
     )
-    g.add_argument("--slurm-max-running", type=int, help="at most this many tasks at once (the array's %%N)")
+    g.add_argument("--slurm-max-running", type=int, metavar="M", help="at most M tasks at once (the array's %%M)")
     g.add_argument("--slurm-wait", action="store_true", help="wait for the merge and exit with its status")
     g.add_argument("--slurm-no-submit", action="store_true", help="write the plan and the scripts, submit nothing")
     g.add_argument("--slurm-merge", action="store_true", help="merge the shards' records into OUT (the last job)")
@@ -221,6 +223,9 @@ def merged_manifest(top: dict, shards: list, plan: Plan) -> dict:
 def submit(args) -> int:
     """Plan the shards, write the scripts, submit the array and the merge after it."""
     setup = cli.check(args)
+    for name in ("slurm_tasks", "slurm_max_running"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise GraderError(f"--{name.replace('_', '-')} {getattr(args, name)}: must be 1 or more")
     out, base = args.out, args.out / "slurm"
     out.mkdir(parents=True, exist_ok=True)
     top = cli.manifest_for(out, args)  # the salt: --salt, else the one OUT/run.json keeps, else a new one

@@ -200,6 +200,11 @@ def test_no_sbatch_is_a_usage_error(cls, monkeypatch, tmp_path):
     assert grade(cls, "out", "--slurm") == 2
 
 
+@pytest.mark.parametrize("option", ["--slurm-tasks=0", "--slurm-max-running=0"])
+def test_no_tasks_is_a_usage_error(cls, option):
+    assert grade(cls, "out", "--slurm", "--slurm-no-submit", option) == 2
+
+
 def test_merge_without_a_plan_is_a_usage_error(cls):
     assert grade(cls, "out", "--slurm-merge") == 2
     assert not Path(cls[0] / "out" / "grades.csv").exists()
