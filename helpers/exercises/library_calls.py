@@ -167,6 +167,7 @@ class LaunchSeen(NamedTuple):
     grid: tuple
     block: tuple
     given_stream: bool
+    scalars: tuple = ()  # the dtype names of the NumPy scalars passed (a Python number by its type name)
 
 
 def dims(v) -> tuple:
@@ -178,6 +179,17 @@ def dims(v) -> tuple:
     return t + (1,) * (3 - len(t))
 
 
+def scalar_types(args) -> tuple:
+    """'float32', 'int64', 'float' (a Python float)...: what each scalar argument of a launch was."""
+    out = []
+    for a in args:
+        if isinstance(a, np.generic):
+            out.append(a.dtype.name)
+        elif isinstance(a, float) or (isinstance(a, int) and abs(a) < 1 << 32):  # a large int is a pointer
+            out.append(type(a).__name__)
+    return tuple(out)
+
+
 @contextlib.contextmanager
 def recording_launches(core, fn, stream):
     """Record every ``launch`` while ``fn`` runs: the module's ``core.launch`` and the name in the
@@ -186,7 +198,7 @@ def recording_launches(core, fn, stream):
 
     def launch(s, config, kernel, *args):
         done = original(s, config, kernel, *args)  # a launch the library refuses raises its own message first
-        seen.append(LaunchSeen(dims(config.grid), dims(config.block), s is stream))
+        seen.append(LaunchSeen(dims(config.grid), dims(config.block), s is stream, scalar_types(args)))
         return done
 
     space = getattr(fn, "__globals__", {})
@@ -229,8 +241,25 @@ def observed_core_launch(fn, kernel: dict, arrays, extra=()) -> CoreLaunch:
     if not is_remote(fn):
         return core_launch_call(fn, kernel, arrays, extra)
     reply = fn.core_launch(dict(kernel), list(arrays), list(extra))
-    seen = [LaunchSeen(dims(r["grid"]), dims(r["block"]), bool(r["given_stream"])) for r in reply.get("launches", ())]
+    seen = [
+        LaunchSeen(dims(r["grid"]), dims(r["block"]), bool(r["given_stream"]), tuple(map(str, r.get("scalars", ()))))
+        for r in reply.get("launches", ())
+    ]
     return CoreLaunch(list(reply["arrays"]), seen)
+
+
+def scalars_problem(launches, names: tuple, dtypes: tuple, where: str) -> str | None:
+    """The sentence for a launch whose scalar arguments are not the kernel's types (``names``/``dtypes``):
+    a GPU copies as many bytes as the parameter has, so an int64 n reads as n only by luck of byte order."""
+    for got in (r.scalars for r in launches):
+        for name, want, have in zip(names, dtypes, got):
+            if have != want:
+                return (
+                    f"{where}, the kernel's {name} was passed as {have}, and the parameter is {want}: a GPU takes the "
+                    f"parameter's bytes from it, right only by the luck of byte order or not at all; pass "
+                    f"np.{want}({name})."
+                )
+    return None
 
 
 def launch_problem(launches, n: int, threads: int, where: str, stream: bool = True) -> str | None:

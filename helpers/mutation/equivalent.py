@@ -100,6 +100,13 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "into the int32 output the exercise asks for, so every offset and the count are the same",
     ),
     Equivalent(
+        "nb14.compaction_offsets",
+        "constant_off_by_one",
+        r"^line 5: constant 1 -> 2$",
+        "cuda.compute reads the first element of init_value (checked on an H200): np.zeros(2, np.int32) starts the "
+        "scan at 0 as np.zeros(1, np.int32) does, with the same int32 accumulator",
+    ),
+    Equivalent(
         "nb05.stencil",
         "comparison_boundary",
         r"0 < i <= n -> 0 < i < n",

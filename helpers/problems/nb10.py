@@ -9,7 +9,12 @@ import numpy as np
 from helpers import _wire, cuda_c
 from helpers.exercises import register
 from helpers.exercises.libraries import CallExercise
-from helpers.exercises.library_calls import launch_problem, observed_core_launch, observed_storage_call
+from helpers.exercises.library_calls import (
+    launch_problem,
+    observed_core_launch,
+    observed_storage_call,
+    scalars_problem,
+)
 from helpers.exercises.remote import frames_of
 
 # ----------------------------------------------------------------------------- check()
@@ -258,7 +263,9 @@ def _judge_launch(fn, rng):
                     False,
                     f"for n = {n}, out is right but x or y changed: the kernel's inputs must stay as they were.",
                 )
-            if problem := launch_problem(done.launches, n, 256, f"for n = {n}"):
+            if problem := launch_problem(done.launches, n, 256, f"for n = {n}") or scalars_problem(
+                done.launches, ("a", "n"), ("float32", "int32"), f"for n = {n}"
+            ):
                 return False, problem
             continue
         if np.isnan(got).any():

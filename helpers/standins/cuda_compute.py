@@ -154,7 +154,8 @@ def _init_value(value, name, dtype, required):
             raise LearnerValueError(f"{name}: init_value is required (e.g. np.zeros(1, dtype) for a sum).")
         return None
     arr = np.asarray(value)
-    if arr.dtype == object or arr.size != 1 or not isinstance(value, (np.ndarray, np.generic)):
+    # a longer array is read for its first element, as cuda.compute does (cuda-cccl 1.2.1 on an H200)
+    if arr.dtype == object or arr.size < 1 or not isinstance(value, (np.ndarray, np.generic)):
         raise LearnerValueError(
             f"{name}: the initial value must be a one-element NumPy array such as np.zeros(1, {np.dtype(dtype).name}),"
             f" not {value!r}: its dtype is the accumulator's type."
