@@ -269,7 +269,7 @@ def launch_problem(launches, n: int, threads: int, where: str, stream: bool = Tr
         return f"{where}, no kernel was launched: the exercise is the launch, not computing the numbers another way."
     if len(launches) > 1:
         return f"{where}, the kernel was launched {len(launches)} times; one launch computes the result: launch once."
-    grid, block, given = launches[0]
+    grid, block, given = launches[0].grid, launches[0].block, launches[0].given_stream
     if block != (threads, 1, 1):
         if grid[0] == threads and block[0] != threads:
             return f"{where}, grid and block are swapped: the block is {threads} threads and the grid the block count."

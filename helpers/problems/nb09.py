@@ -228,9 +228,15 @@ def _judge_in_out(fn, rng):
             continue
         if np.array_equal(x[: (n // 256) * 256], 2 * before[: (n // 256) * 256]) and n % 256:
             return False, f"for n = {n} the last {n % 256} elements were not doubled: use grid = ((n + 255) // 256, 1)."
-        return False, (
-            "x changed but is not 2 * x: drv.Out copies the result back but does not copy x to the GPU first, so "
-            "the kernel doubled memory that never held x; use drv.InOut."
+        if any(w == "Out" for w, _ in wrapped[0]):
+            return False, (
+                "x changed but is not 2 * x: drv.Out copies the result back but does not copy x to the GPU first, so "
+                "the kernel doubled memory that never held x; use drv.InOut."
+            )
+        bad = int(np.flatnonzero(~np.isclose(x, 2 * before))[0])
+        return (
+            False,
+            f"for n = {n}, x changed but is not 2 * x: x[{bad}] is {x[bad]:.6g}, expected {2 * before[bad]:.6g}.",
         )
     return True, "x doubled in place for four sizes (partial last blocks included), copied in and back by drv.InOut."
 
