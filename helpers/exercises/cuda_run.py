@@ -108,6 +108,13 @@ def judge(ex, values, got, what) -> str | None:
         if np.allclose(got, w, rtol=1e-5, atol=1e-5):
             return f"{what}, but the results are wrong: {sentence}"
     bad = int(np.flatnonzero(~np.isclose(got.ravel(), want.ravel(), rtol=1e-5, atol=1e-5))[0])
+    if ex.kind in ("raw", "sourcemodule") and bad > 0 and np.isnan(got.ravel()[bad:]).all():
+        # the check launches enough threads for every element: a kernel that stops early has a bound of its own
+        return (
+            f"{what}, but the results are wrong: elements {bad} to {want.size - 1} were never written and every "
+            f"one before is right, so the kernel stops at {bad}, not at n = {want.size}: look for a number where n "
+            "belongs."
+        )
     never = " (never written)" if np.isnan(got.ravel()[bad]) else ""
     return (
         f"{what}, but the results are wrong: element {bad} is {got.ravel()[bad]:.6g}{never}, expected "
@@ -196,15 +203,26 @@ def _block_bound(ex, src, values, block, what) -> str:
     return ""
 
 
-def _size_bound(sizes: list, values) -> str:
-    """For an answer right at the earlier ``sizes`` and wrong at this one: the sentence that says so."""
+def _size_bound(ex, src, sizes: list, values, block, what) -> str:
+    """For an answer right at the earlier ``sizes`` (or, run again here, at a smaller n) and wrong at this
+    one: the sentence that says so."""
+    n = _n(values)
+    if not sizes and n > 1:
+        small = _grown(values, n // 4 or 1)
+        status, out = run_on_cpu(ex, src, small, what, block=block)
+        if status == "ran" and judge(ex, small, out[0], what) is None:
+            sizes = [_n(small)]
     if not sizes:
         return ""
-    n = _n(values)
     return (
         f" It is right for n = {' and '.join(map(str, sizes))} and wrong for n = {n}: look for a size the kernel "
         "assumes (a number where n belongs) or an index type too small for n (use int)."
     )
+
+
+def _why(ex, src, sizes, values, block, what) -> str:
+    """The sentence after a failure that a launch of another shape or size explains, or ''."""
+    return _block_bound(ex, src, values, block, what) or _size_bound(ex, src, sizes, values, block, what)
 
 
 def _n(values) -> int:
@@ -221,12 +239,16 @@ def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
                 status, out + "; run this check on a GPU to test the numbers.", None, {"numbers_checked": False}
             )
         if status == "failed":
-            return Graded(status, out + (_block_bound(ex, src, values, block, what) or _size_bound(sizes, values)))
+            return Graded(
+                status,
+                out + _why(ex, src, sizes, values, block, what),
+            )
         got, launch = out
         problem = _named(ex, judge(ex, values, got, what), answer, values, what)
         if problem:
             return Graded(
-                "failed", problem + (_block_bound(ex, src, values, block, what) or _size_bound(sizes, values))
+                "failed",
+                problem + _why(ex, src, sizes, values, block, what),
             )
         sizes.append(_n(values))
         ran.append(f"n = {sizes[-1]}, {launch}")
@@ -245,10 +267,13 @@ def check_on_gpu(ex, answer, src, rng, what) -> Graded:
     for values, block in _cases(ex, rng):
         status, out = run_on_cpu(ex, src, values, what, block=block)
         if status == "failed" and not out.startswith(what + ", but the results"):
-            return Graded(status, out + (_block_bound(ex, src, values, block, what) or _size_bound(sizes, values)))
+            return Graded(
+                status,
+                out + _why(ex, src, sizes, values, block, what),
+            )
         got, guard_ok = run_gpu(ex, answer, values, block)
         if not guard_ok:
-            return Graded("failed", _PAST_END + _size_bound(sizes, values))
+            return Graded("failed", _PAST_END + _size_bound(ex, src, sizes, values, block, what))
         problem = judge(ex, values, got, what)
         if problem and ex.kind == "reduction" and str(answer[3]).strip() != str(ex.reference[3]):
             # CuPy folds the identity in once per thread, so a wrong one shifts the result by an amount
@@ -259,7 +284,8 @@ def check_on_gpu(ex, answer, src, rng, what) -> Graded:
         problem = _named(ex, problem, answer, values, what)
         if problem:
             return Graded(
-                "failed", problem + (_block_bound(ex, src, values, block, what) or _size_bound(sizes, values))
+                "failed",
+                problem + _why(ex, src, sizes, values, block, what),
             )
         sizes.append(_n(values))
     return Graded(

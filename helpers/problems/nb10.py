@@ -4,6 +4,8 @@ All three checks run for real on the CPU: NVRTC compiles without a GPU, and argu
 is plain host memory read back through ctypes.
 """
 
+import re
+
 import numpy as np
 
 from helpers import _wire, cuda_c
@@ -194,6 +196,11 @@ def _judge_cubin(fn, rng):
                 what = 'compiled to PTX (compile("ptx") asks the NVIDIA driver, absent in CPU mode)'
                 return False, _PTX.format(arch=arch, what=what)
             raise
+        if isinstance(out, str) and re.fullmatch(r"(?:0x)?[0-9a-fA-F\s]+", out) and out.strip():
+            return False, (
+                f'to_cubin(src, "{arch}") returned the CUBIN as a hex string; return the bytes themselves '
+                "(ObjectCode.code), not .hex() of them."
+            )
         if isinstance(out, str) or (isinstance(out, (bytes, bytearray)) and bytes(out[:20]).lstrip().startswith(b"//")):
             return False, _PTX.format(arch=arch, what="returned PTX text")
         if not isinstance(out, (bytes, bytearray)):

@@ -40,6 +40,11 @@ WRONG = {
         Wrong("missing sqrt", rows_squared, "square root"),
         Wrong("numpy instead of xp", rows_numpy, "calls NumPy directly"),
         Wrong("no keepdims", rows_no_keepdims, "could not be broadcast", status="error"),
+        Wrong(
+            "float64 result",
+            lambda xp, a: (a / xp.sqrt((a * a).sum(axis=1, keepdims=True))).astype(xp.float64),
+            "keep the input's dtype",
+        ),
     ],
     "leaky_relu": [
         Wrong("wrong output name", "z = x > 0 ? x : alpha * x", 'identifier "z" is undefined'),
@@ -76,6 +81,16 @@ WRONG = {
             "a literal block size",
             CLAMP_OK.replace("blockIdx.x * blockDim.x", "blockIdx.x * 128"),
             "right with blocks of 128 threads and wrong with",
+        ),
+        Wrong(
+            "a 16-bit index",
+            CLAMP_OK.replace("int i =", "short i ="),
+            "an index type too small for n",
+        ),
+        Wrong(
+            "a literal n",
+            CLAMP_OK.replace("if (i < n)", "if (i < 400)"),
+            "look for a number where n belongs",
         ),
         Wrong("a literal lo", CLAMP_OK.replace("fmaxf(x[i], lo)", "fmaxf(x[i], -0.5f)"), "the results are wrong"),
         Wrong(

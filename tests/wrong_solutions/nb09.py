@@ -107,3 +107,40 @@ WRONG["in_out"] = [
     Wrong("drv.Out", _out_only, "never held x"),
     Wrong("floor grid", _floor_grid, "were not doubled"),
 ]
+
+
+def _on_the_host(twice, x):  # the numbers without the GPU
+    x *= 2
+
+
+def _launched_on_a_copy(twice, x):
+    twice(_drv().InOut(x.copy()), np.int32(x.size), block=(256, 1, 1), grid=((x.size + 255) // 256, 1))
+
+
+def _launched_twice_halving(twice, x):  # two launches, the right numbers: the second undoes half the first
+    x /= 2
+    for _ in range(2):
+        twice(_drv().InOut(x), np.int32(x.size), block=(256, 1, 1), grid=((x.size + 255) // 256, 1))
+    x /= 2
+
+
+def _blocks_of_128(twice, x):
+    twice(_drv().InOut(x), np.int32(x.size), block=(128, 1, 1), grid=((x.size + 127) // 128, 1))
+
+
+def _grid_and_block_swapped(twice, x):
+    twice(_drv().InOut(x), np.int32(x.size), block=((x.size + 255) // 256, 1, 1), grid=(256, 1))
+
+
+def _one_block_too_many(twice, x):
+    twice(_drv().InOut(x), np.int32(x.size), block=(256, 1, 1), grid=(x.size // 256 + 1, 1))
+
+
+WRONG["in_out"] += [
+    Wrong("computed on the host", _on_the_host, "no kernel was launched"),
+    Wrong("drv.InOut of a copy", _launched_on_a_copy, "got a copy of x"),
+    Wrong("launched twice", _launched_twice_halving, "launched 2 times"),
+    Wrong("blocks of 128", _blocks_of_128, "asks for 256"),
+    Wrong("grid and block swapped", _grid_and_block_swapped, "grid and block are swapped"),
+    Wrong("a spare block", _one_block_too_many, "enough and no more"),
+]

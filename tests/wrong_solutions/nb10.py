@@ -123,3 +123,52 @@ WRONG["core_launch"] = [
     Wrong("floor division grid", launch_floor_grid, "ceiling division"),
     Wrong("x and y swapped", launch_swapped_inputs, "not a * x + y"),
 ]
+
+
+def _config(core, n):
+    return core.LaunchConfig(grid=(n + 255) // 256, block=256)
+
+
+def launch_nothing(stream, kernel, x, y, out, a):  # right numbers, no kernel: CuPy's own arithmetic
+    out[...] = np.float32(a) * x + y
+
+
+def launch_on_a_new_stream(stream, kernel, x, y, out, a):
+    core, n = _core(), out.size
+    args = (x.data.ptr, y.data.ptr, out.data.ptr, np.float32(a), np.int32(n))
+    core.launch(core.Device().create_stream(), _config(core, n), kernel, *args)
+
+
+def launch_twice(stream, kernel, x, y, out, a):
+    core, n = _core(), out.size
+    for _ in range(2):
+        core.launch(stream, _config(core, n), kernel, x.data.ptr, y.data.ptr, out.data.ptr, np.float32(a), np.int32(n))
+
+
+def launch_grid_block_swapped(stream, kernel, x, y, out, a):
+    core, n = _core(), out.size
+    config = core.LaunchConfig(grid=256, block=(n + 255) // 256)
+    core.launch(stream, config, kernel, x.data.ptr, y.data.ptr, out.data.ptr, np.float32(a), np.int32(n))
+
+
+def launch_then_clear_x(stream, kernel, x, y, out, a):
+    core, n = _core(), out.size
+    core.launch(stream, _config(core, n), kernel, x.data.ptr, y.data.ptr, out.data.ptr, np.float32(a), np.int32(n))
+    stream.sync()
+    x[...] = 0
+
+
+def cubin_as_hex(src, arch):
+    from cuda.core import Program, ProgramOptions
+
+    return bytes(Program(src, code_type="c++", options=ProgramOptions(arch=arch)).compile("cubin").code).hex()
+
+
+WRONG["core_launch"] += [
+    Wrong("no launch, CuPy arithmetic", launch_nothing, "no kernel was launched"),
+    Wrong("another stream, never synchronized", launch_on_a_new_stream, "another stream"),
+    Wrong("launched twice", launch_twice, "launched 2 times"),
+    Wrong("grid and block swapped", launch_grid_block_swapped, "grid and block are swapped"),
+    Wrong("input cleared after the launch", launch_then_clear_x, "x or y changed"),
+]
+WRONG["to_cubin"] += [Wrong("hex string", cubin_as_hex, "hex string")]

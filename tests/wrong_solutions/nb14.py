@@ -120,3 +120,34 @@ WRONG = {
     ],
 }
 WRONG_GPU = {}
+
+
+def flags_cleared(flags):  # right offsets and count, then the input is gone
+    n = flags.size
+    offsets = cp.empty(n, dtype=np.int32)
+    cc.exclusive_scan(d_in=flags, d_out=offsets, op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int32), num_items=n)
+    count = int(offsets[n - 1]) + int(flags[n - 1])
+    flags[...] = 0
+    return offsets, count
+
+
+def scanned_twice(flags):
+    n = flags.size
+    offsets = cp.empty(n, dtype=np.int32)
+    for _ in range(2):
+        cc.exclusive_scan(d_in=flags, d_out=offsets, op=cc.OpKind.PLUS, init_value=np.zeros(1, np.int32), num_items=n)
+    return offsets, int(offsets[n - 1]) + int(flags[n - 1])
+
+
+def sorted_twice(keys):
+    out = cp.empty_like(keys)
+    for _ in range(2):
+        cc.radix_sort(d_in_keys=keys, d_out_keys=out, num_items=keys.size, order=cc.SortOrder.DESCENDING)
+    return out
+
+
+WRONG["compaction_offsets"] += [
+    Wrong("flags cleared after use", flags_cleared, "the flags changed"),
+    Wrong("scanned twice", scanned_twice, "ran 2 times"),
+]
+WRONG["sort_descending"] += [Wrong("sorted twice", sorted_twice, "ran 2 times")]
