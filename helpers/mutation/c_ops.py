@@ -171,7 +171,7 @@ def _atomic(toks, src, ctx):
             close = match_bracket(toks, k + 1)
             depth, comma = 0, None
             for j in range(k + 2, close):
-                depth += toks[j].text in ("(", "[") - (toks[j].text in (")", "]"))
+                depth += (toks[j].text in ("(", "[")) - (toks[j].text in (")", "]"))
                 if depth == 0 and toks[j].text == ",":
                     comma = j
                     break

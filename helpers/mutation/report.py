@@ -94,7 +94,15 @@ def _page(cpu: dict, gpu: dict | None, first: str) -> str:
         "moved; an atomic made plain; privatization dropped; the work serialized in thread 0; chunks instead "
         "of a stride; the result written over an input; dtypes changed; and, in host code, arithmetic, "
         "rounding, constants, min/max, host arrays for device ones, a result returned on the host, a target "
-        "or `parallel=` dropped. A mutant is *killed* when the check fails it (or reports an error).",
+        "or `parallel=` dropped. CUDA C answers (`c_ops`, on tokens) get the same families in C: a guard "
+        "changed or removed, a ternary's branches, `blockDim.x` written as the check's block size, the block "
+        "offset dropped, `threadIdx`/`blockIdx` swapped, an operand for another of its kind, parameters "
+        "reordered, types, `n` written as the check's first n, a barrier removed, an atomic made plain, "
+        "`__shared__` dropped, operators, `fminf`/`fmaxf`, constants, and a reduce_expr that redoes map_expr. "
+        "Host code that drives a GPU (`call_ops`) gets: the launch or library call removed or doubled, grid "
+        "and block swapped, the copy direction of `drv.InOut`, a copy launched on, another stream, an input "
+        "overwritten after use, a result widened or copied to the host. A mutant is *killed* when the check "
+        "fails it (or reports an error).",
         "",
         "Regenerate with `make mutation-report` (CPU mode; on a GPU host `COURSE_MODE=gpu` records the GPU "
         "column); `make test` checks that this page is current and that nothing survives.",
