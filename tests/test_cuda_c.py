@@ -80,7 +80,7 @@ _launch.compile_ptx(SRC)
 for name, needle in (("00_setup.ipynb", "nvrtcGetPTX("), ("10_cuda_python.ipynb", "def nvrtc_compile(")):
     cells = json.load(open(f"solutions/{name}"))["cells"]
     (src,) = ["".join(c["source"]) for c in cells if c["cell_type"] == "code" and needle in "".join(c["source"])]
-    ns = {"check": cuda_c.check, "cuda_c": cuda_c}
+    ns = {"check": cuda_c.check, "cuda_c": cuda_c, "helpers": helpers}
     exec("from cuda.bindings import nvrtc\n" + src, ns)
 print(json.dumps([repr(bytes([32])), repr(" ".encode()), "a b".encode().hex()]))
 """

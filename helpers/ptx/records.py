@@ -100,6 +100,47 @@ def _param_names(source, kernel):
     ]
 
 
+_ELEMENT_BYTES = {
+    "__half": 2, "half": 2, "__nv_bfloat16": 2, "float": 4, "double": 8, "char": 1, "signed char": 1,
+    "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4, "unsigned int": 4, "unsigned": 4,
+    "long long": 8, "unsigned long long": 8, "long long int": 8, "bool": 1,
+    "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8,
+}  # fmt: skip
+_NOT_TYPE = {"const", "volatile", "__restrict__", "__restrict", "restrict"}
+
+
+def pointee_types(source, kernel) -> list:
+    """Per parameter of ``kernel`` in ``source``: (C element type, its bytes) for a pointer to a known number
+    type, else None (a scalar, a struct, a template parameter)."""
+    m = re.search(rf"\b{re.escape(kernel)}\s*\(([^)]*)\)", source or "")
+    out = []
+    for p in m.group(1).split(",") if m else ():
+        if "*" not in p:
+            out.append(None)
+            continue
+        words = [w for w in re.findall(r"\w+", p.split("*")[0]) if w not in _NOT_TYPE]
+        ctype = " ".join(words)
+        out.append((ctype, _ELEMENT_BYTES[ctype]) if ctype in _ELEMENT_BYTES else None)
+    return out
+
+
+_DTYPE_OF = {"float": "float32", "double": "float64", "int": "int32", "unsigned int": "uint32", "__half": "float16"}
+
+
+def pointee_problem(pos: int, name: str, array, pointees: list) -> str | None:
+    """The sentence for an array whose elements are not the size the kernel's pointer declares (a float64
+    array for ``float*``): the kernel would treat its bytes as other numbers, which no later verdict names."""
+    declared = pointees[pos] if pos < len(pointees) else None
+    if not declared or array.dtype.itemsize == declared[1]:
+        return None
+    ctype, size = declared
+    return (
+        f"Argument {pos} ({name}) is a {array.dtype.name} array, but the kernel's {name} points to {ctype} "
+        f"({size}-byte elements): a GPU reads and writes its bytes as {ctype}s, so the numbers come out as garbage; "
+        f"pass an array of the kernel's type, e.g. {name}.astype(np.{_DTYPE_OF.get(ctype, 'float32')})."
+    )
+
+
 def local_bytes(kernel, functions) -> int:
     """A thread's local arrays: the kernel's own, plus the largest device function's (ptxas's stack frame)."""
     size = lambda f: sum(v.size for v in f.vars if v.space == "local")  # noqa: E731 - one expression, used twice
