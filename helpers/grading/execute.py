@@ -17,7 +17,7 @@ import os
 import secrets
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import process
@@ -55,6 +55,9 @@ class Settings:
     memory_mb: int = 0
     mode: str = "cpu"  # "cpu" or "gpu" for the children
     sandbox: object = None  # a sandbox.Sandbox; None: no sandbox (library callers, tests)
+    # the judge's compile answers in this run, per GPU, by exact request (every source text, global and
+    # type): NVVM's answer to the same description is the same, so each distinct kernel compiles once
+    compiled: dict = field(default_factory=dict)
 
 
 def child_env(settings: Settings, workdir: Path, gpu: str | None) -> dict:
@@ -181,7 +184,8 @@ def _compiler(workdir, settings, gpu):
     from ..compile_check import client
 
     wrap = _in_sandbox(workdir, settings)
-    return client.Private(lambda: client.Server(env=child_env(settings, workdir, gpu), wrap=wrap))
+    answers = settings.compiled.setdefault(str(gpu), {})
+    return client.Private(lambda: client.Server(env=child_env(settings, workdir, gpu), wrap=wrap), answers)
 
 
 def _start(workdir, settings, gpu, attempt, hide_problems=False, pass_fds=()):
