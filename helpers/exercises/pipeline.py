@@ -58,6 +58,9 @@ def _threads_in(dim) -> int:
     return int(dim)
 
 
+SPARE_LIMIT = 1 << 16  # a launch past this many threads and twice n is judged by its shape before it runs
+
+
 class _SpyKernel:
     """Stands in for a kernel: records each launch's configuration and argument kinds, then runs the real one."""
 
@@ -81,6 +84,11 @@ class _SpyKernel:
             )
             if total > 0:  # a launch of 0 blocks is an error on a GPU; the grade reports it instead
                 validate_launch((blocks, threads))  # what a GPU refuses: block and grid limits
+                n = int(getattr(args[0], "size", 0) or 0)
+                if total > max(SPARE_LIMIT, 2 * n) and (
+                    problem := launch_shape_problem(f"for n = {n}", n, total, _threads_in(threads))
+                ):
+                    raise LearnerError(problem)  # so many idle threads that running them is the learner's mistake
                 self.running = True
                 try:
                     self._kernel[config](*args)

@@ -128,3 +128,26 @@ WRONG = {
         Wrong("no launch configuration", pipeline_kernel_without_config, "launch configuration", status="error"),
     ],
 }
+
+
+def pipeline_launched_twice(kernel, x):
+    d_x = cuda.to_device(x)
+    d_out = cuda.device_array_like(d_x)
+    for _ in range(2):  # the same result twice: the second launch is wasted GPU time
+        kernel[(x.size + 127) // 128, 128](d_x, d_out)
+    return d_out.copy_to_host()
+
+
+def pipeline_blocks_times_threads(kernel, x):
+    d_x = cuda.to_device(x)
+    d_out = cuda.device_array_like(d_x)
+    kernel[(x.size + 127) * 128, 128](d_x, d_out)  # * for //: millions of idle threads
+    return d_out.copy_to_host()
+
+
+WRONG["run_on_device"] += [
+    Wrong("launched twice", pipeline_launched_twice, "launched the kernel 2 times"),
+    Wrong(
+        "blocks multiplied, not divided", pipeline_blocks_times_threads, "more than the 1 that cover", status="error"
+    ),
+]
