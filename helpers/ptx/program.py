@@ -21,16 +21,7 @@ from .alu import OPS
 from .decode import Cx, Unsupported, refuse, uniform
 from .moves import comparison  # noqa: F401  (registers mov/cvt/setp in OPS)
 from .parser import Imm
-from .records import (
-    Location,
-    SourceRef,
-    _param_names,
-    _shared_decl,
-    demangle,
-    local_bytes,
-    pointee_problem,
-    pointee_types,
-)
+from .records import Location, SourceRef, _param_names, _shared_decl, demangle, local_bytes, pointee_problem
 from .values import DTYPES
 
 
@@ -67,7 +58,6 @@ class Program:
                 f"{demangle(self.kernel)} takes {len(fn.params)} argument(s) but {len(args)} were given."
             )
         names = _param_names(self.source, demangle(self.kernel))
-        pointees = pointee_types(self.source, demangle(self.kernel))
         self.gwin, self.cwin, self.write_back, seen = [], [], [], {}
         self.kparam_offset, buf = {}, bytearray()
         for pos, (p, a) in enumerate(zip(fn.params, args)):
@@ -86,7 +76,7 @@ class Program:
                         f"Argument {pos} ({name}) is an array of {a.dtype.name}; a kernel reads numbers: "
                         "pass a NumPy array of a number type such as np.float32 or np.int32."
                     )
-                if problem := pointee_problem(pos, name, a, pointees):
+                if problem := pointee_problem(pos, name, a, self.source, demangle(self.kernel)):
                     raise LearnerError(problem)
                 if id(a) not in seen:
                     host = a if a.flags.c_contiguous else np.ascontiguousarray(a)

@@ -127,9 +127,10 @@ def pointee_types(source, kernel) -> list:
 _DTYPE_OF = {"float": "float32", "double": "float64", "int": "int32", "unsigned int": "uint32", "__half": "float16"}
 
 
-def pointee_problem(pos: int, name: str, array, pointees: list) -> str | None:
+def pointee_problem(pos: int, name: str, array, source, kernel) -> str | None:
     """The sentence for an array whose elements are not the size the kernel's pointer declares (a float64
     array for ``float*``): the kernel would treat its bytes as other numbers, which no later verdict names."""
+    pointees = pointee_types(source, kernel)
     declared = pointees[pos] if pos < len(pointees) else None
     if not declared or array.dtype.itemsize == declared[1]:
         return None

@@ -26,9 +26,9 @@ def test_pointees_are_read_from_the_declaration():
 
 
 def test_only_a_different_element_size_is_a_problem():
-    types = pointee_types(CLAMP, "clamp")
-    assert pointee_problem(0, "x", np.zeros(3, np.float32), types) is None
-    assert "float64 array" in pointee_problem(0, "x", np.zeros(3), types)
+    assert pointee_problem(0, "x", np.zeros(3, np.float32), CLAMP, "clamp") is None
+    assert "float64 array" in pointee_problem(0, "x", np.zeros(3), CLAMP, "clamp")
+    assert pointee_problem(2, "lo", np.zeros(3), CLAMP, "clamp") is None  # not a pointer: the scalar check's job
 
 
 def test_a_float64_array_for_float_star_is_named_not_called_a_race():
