@@ -22,6 +22,9 @@ from .describe import LIBRARIES, NotDescribable
 MAX_FUNCTIONS = 64
 MAX_SOURCE = 200_000
 MAX_TEXT = 2_000  # one type or signature text
+# A kernel's constant tables are small (blur weights, a few coefficients); a larger global array could hold
+# the check's expected outputs, made after the student's process saw the inputs (out[i] = ANSWERS[i]).
+MAX_ARRAY = 256
 _KEYS = {"kernel", "functions", "globals", "argtypes", "params", "signature", "line"}
 _SPECS = {"module", "attr", "literal", "npscalar", "array", "numba_type", "function", "opaque", "device"}
 # the nodes a Numba type or signature text is made of: float32[:, ::1], Array(float32, 2, 'C'), void(int32)
@@ -145,6 +148,11 @@ def _global(name: str, spec, signature_names: set) -> None:
         _dtype(rest[0], name)
         if not all(type(s) is int and s >= 0 for s in rest[2]):
             raise NotDescribable(f"global {name} has an odd shape")
+        if len(rest[1]) > MAX_ARRAY:
+            raise NotDescribable(
+                f"global {name} is an array of {len(rest[1])} values; the grader takes constant tables of at most "
+                f"{MAX_ARRAY} (pass larger data to the kernel as an argument)"
+            )
     elif len(rest) != 1 or not isinstance(rest[0], str) or len(rest[0]) > 200:  # function, opaque, device
         raise NotDescribable(f"global {name} is described oddly")
 

@@ -45,7 +45,17 @@ def with_globals(x, out):
         out[i] = x[i] * F32
 
 
-LEGIT = [good, with_string_signature, with_named_signature, with_globals]
+WEIGHTS = np.array([0.25, 0.5, 0.25], dtype=np.float32)  # a small constant table: what kernels really use
+
+
+@cuda.jit
+def with_a_table(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * WEIGHTS[i % 3]
+
+
+LEGIT = [good, with_string_signature, with_named_signature, with_globals, with_a_table]
 
 
 def _args(kernel):
@@ -105,6 +115,10 @@ HOSTILE = {
     "functions that are not a list of dicts": lambda r: r.__setitem__("functions", [1, 2]),
     "globals whose spec is a number": lambda r: r["globals"].__setitem__("SCALE", 5),
     "a kernel name that is not a name": lambda r: r.__setitem__("kernel", "good; import os"),
+    # issue 29: the outputs themselves, made after the inputs were seen, smuggled in as a constant table
+    "a global table large enough to hold the outputs": lambda r: r["globals"].__setitem__(
+        "ANSWERS", ["array", "<f4", [0.5] * 2048, [2048]]
+    ),
 }
 
 
