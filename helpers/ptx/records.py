@@ -132,12 +132,16 @@ def pointee_problem(pos: int, name: str, array, source, kernel) -> str | None:
     array for ``float*``): the kernel would treat its bytes as other numbers, which no later verdict names."""
     pointees = pointee_types(source, kernel)
     declared = pointees[pos] if pos < len(pointees) else None
-    if not declared or array.dtype.itemsize == declared[1]:
+    if not declared:
         return None
     ctype, size = declared
+    floating = ctype in ("float", "double", "__half", "half", "__nv_bfloat16")
+    if array.dtype.itemsize == size and floating == (array.dtype.kind == "f"):
+        return None  # int32 for unsigned int* is the same bits for every count a kernel indexes with
     return (
         f"Argument {pos} ({name}) is a {array.dtype.name} array, but the kernel's {name} points to {ctype} "
-        f"({size}-byte elements): a GPU reads and writes its bytes as {ctype}s, so the numbers come out as garbage; "
+        f"({size}-byte {'floating-point' if floating else 'integer'} elements): a GPU reads and writes its bytes as "
+        f"{ctype}s, so the numbers come out as garbage; "
         f"pass an array of the kernel's type, e.g. {name}.astype(np.{_DTYPE_OF.get(ctype, 'float32')})."
     )
 

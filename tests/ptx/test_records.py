@@ -29,6 +29,9 @@ def test_only_a_different_element_size_is_a_problem():
     assert pointee_problem(0, "x", np.zeros(3, np.float32), CLAMP, "clamp") is None
     assert "float64 array" in pointee_problem(0, "x", np.zeros(3), CLAMP, "clamp")
     assert pointee_problem(2, "lo", np.zeros(3), CLAMP, "clamp") is None  # not a pointer: the scalar check's job
+    assert "integer" not in pointee_problem(0, "x", np.zeros(3, np.int32), CLAMP, "clamp")  # same size, other kind
+    unsigned = "__global__ void k(unsigned int* c, int n) {}"
+    assert pointee_problem(0, "c", np.zeros(3, np.int32), unsigned, "k") is None
 
 
 def test_a_float64_array_for_float_star_is_named_not_called_a_race():
