@@ -50,10 +50,17 @@ class _Signatures:
     """Random C parameter lists, e.g. 'float* out, const float* x, float a, int n'."""
 
     types = ("float*", "const float*", "double*", "int*", "float", "double", "int", "unsigned int", "long long")
+    # where C code puts a pointer's star: all three are the same declaration
+    stars = ("{t}* {n}", "{t} *{n}", "{t} * {n}")
 
     def draw(self, rng):
         k = int(rng.integers(2, 6))
-        return ", ".join(f"{self.types[int(rng.integers(len(self.types)))]} p{j}" for j in range(k))
+        params = []
+        for j in range(k):
+            t = self.types[int(rng.integers(len(self.types)))]
+            style = self.stars[int(rng.integers(len(self.stars)))] if t.endswith("*") else "{t} {n}"
+            params.append(style.format(t=t.rstrip("*"), n=f"p{j}"))
+        return ", ".join(params)
 
 
 def _pointee_char(params):  # mistake: a pointer described by what it points to

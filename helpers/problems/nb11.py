@@ -76,22 +76,27 @@ def _layout(obj):
 
 
 class _Arrays:
-    """Random 2-D or 3-D arrays: C-ordered (strides given or None), Fortran-ordered, or sliced."""
+    """Random 2-D or 3-D arrays: C-ordered (strides given or None), Fortran-ordered, sliced along any axis
+    of either order (every other row, column or plane), or with axes transposed."""
 
     def draw(self, rng):
         ndim = int(rng.integers(2, 4))
-        shape = tuple(int(v) for v in rng.integers(2, 6, size=ndim))
+        shape = [int(v) for v in rng.integers(2, 6, size=ndim)]
         itemsize = int(rng.choice([4, 8]))
         typestr = {4: "<f4", 8: "<f8"}[itemsize]
-        kind = rng.choice(["none", "C", "F", "sliced"])
+        kind = rng.choice(["none", "C", "F", "sliced", "transposed"])
         if kind == "none":
-            return FakeDeviceArray(shape, typestr, None)
+            return FakeDeviceArray(tuple(shape), typestr, None)
+        fortran = kind == "F" or (kind != "C" and rng.random() < 0.5)
+        gap = int(rng.integers(ndim)) if kind == "sliced" else -1  # the axis whose every other element is kept
         strides, step = [0] * ndim, itemsize
-        order = range(ndim - 1, -1, -1) if kind != "F" else range(ndim)
-        for d in order:
-            strides[d] = step
-            step *= shape[d] * (2 if kind == "sliced" and d == order[0] else 1)
-        return FakeDeviceArray(shape, typestr, tuple(strides))
+        for d in range(ndim) if fortran else range(ndim - 1, -1, -1):
+            strides[d] = step * (2 if d == gap else 1)
+            step *= shape[d] * (2 if d == gap else 1)
+        if kind == "transposed":
+            order = [int(v) for v in rng.permutation(ndim)]
+            shape, strides = [shape[d] for d in order], [strides[d] for d in order]
+        return FakeDeviceArray(tuple(shape), typestr, tuple(strides))
 
 
 layout = FunctionExercise(

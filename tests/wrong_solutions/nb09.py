@@ -144,3 +144,16 @@ WRONG["in_out"] += [
     Wrong("grid and block swapped", _grid_and_block_swapped, "grid and block are swapped"),
     Wrong("a spare block", _one_block_too_many, "enough and no more"),
 ]
+
+
+def star_on_the_type(params):  # 'float* x' only: 'float *x' and 'float * x' are the same declaration
+    from helpers.problems.nb09 import _STRUCT
+
+    out = ""
+    for p in params.split(","):
+        t = p.strip().rsplit(" ", 1)[0].replace("const ", "")
+        out += "P" if t.endswith("*") else _STRUCT[t]
+    return out
+
+
+WRONG["prepare_format"].append(Wrong("the star only on the type", star_on_the_type, "but should return"))

@@ -106,3 +106,16 @@ WRONG = {
     ],
 }
 WRONG_GPU = {}
+
+
+def ends_only(obj):  # judges by the innermost strides alone: an F array sliced along its columns reads as 'F'
+    cai = obj.__cuda_array_interface__
+    if cai["strides"] is None:
+        return "C"
+    size, strides = int(cai["typestr"][2:]), cai["strides"]
+    if strides[-1] == size and list(strides) == sorted(strides, reverse=True):
+        return "C"
+    return "F" if strides[0] == size else "strided"
+
+
+WRONG["layout"].append(Wrong("innermost stride and order only", ends_only, "should return 'strided'"))
