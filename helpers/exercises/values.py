@@ -128,6 +128,11 @@ def type_problem(got, want, what: str, typed=False) -> str | None:
                     "with / always gives a float; // gives an int)."
                 )
             if isinstance(got, (float, np.floating)):
+                if float(got).is_integer():  # the right count as a float: math.ceil is int, np.ceil and / are not
+                    return (
+                        f"{what} gave {fmt(got)}, a float, but counts of blocks, threads and indices are whole "
+                        "numbers (int): / and np.ceil give floats; use // (or wrap the count in int(...))."
+                    )
                 return (
                     f"{what} gave {fmt(got)}, a float, but counts of blocks, threads and indices are "
                     "whole numbers (int): use // instead of /."

@@ -92,3 +92,14 @@ def test_a_typed_float_for_a_count_is_told_to_write_the_whole_number():
 def test_a_function_returning_a_float_for_a_count_is_still_told_to_use_floor_division():
     blocks = FunctionExercise(reference=lambda n: (n + 31) // 32, inputs={"n": Ints(1, 999)}, hints=("h",))
     assert "use // instead of /" in blocks.grade(lambda n: n / 32, seed=3).message
+
+
+def test_a_function_returning_the_right_count_as_a_float_is_told_where_floats_come_from():
+    import math
+
+    import numpy as np
+
+    blocks = FunctionExercise(reference=lambda n: (n + 31) // 32, inputs={"n": Ints(1, 999)}, hints=("h",))
+    message = blocks.grade(lambda n: np.ceil(n / 32), seed=3).message  # 2.0 where 2 is asked
+    assert "/ and np.ceil give floats" in message and "use // instead of /" not in message
+    assert blocks.grade(lambda n: math.ceil(n / 32), seed=3).status == "passed"  # math.ceil is an int
