@@ -55,6 +55,9 @@ def install_stubs(public: dict, record) -> list:
     pkg = types.ModuleType("helpers.problems")
     pkg.__path__ = []  # a package with nothing on disk: every submodule is one of these stand-ins
     pkg.MODULES = tuple(sorted(public))
+    # helpers.progress() (notebook 01's last cell) lists the exercises: none live here, so its table is the
+    # progress this process recorded, and the cell runs instead of failing in every student's feedback
+    pkg.all_exercises = lambda: []
     sys.modules["helpers.problems"] = pkg
     import helpers
 
