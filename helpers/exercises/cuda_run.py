@@ -75,7 +75,7 @@ def run_on_cpu(ex, src, values, what, threads=None, block=BLOCK):
     from .. import ptx
 
     want = np.asarray(ex.oracle(values))
-    n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
+    n = size_of(values)
     size = want.size
     full = np.full(max(size, 1) + PAD, np.nan, want.dtype if want.dtype.kind == "f" else np.float32)
     args, grid, block = pack(ex, values, full, n, block)
@@ -162,18 +162,18 @@ def run_gpu(ex, answer, values, block=BLOCK):
     return np.asarray(reply["got"]), bool(reply["guard_ok"])
 
 
-def _cases(ex, rng) -> list:
+def launch_cases(ex, rng) -> list:
     """Three launches per check, each on fresh inputs; a raw kernel gets different block sizes. The third
     is past 65,535 elements: an index kept in a 16-bit type (short, unsigned short) wraps there."""
     blocks = (ex.block,) * 3 if ex.block else rng.choice(BLOCKS, 3, replace=False)
     cases = [(ex.make_inputs(rng), int(b)) for b in blocks]
-    return cases[:2] + [(_grown(cases[2][0], LARGE + 2 * int(rng.integers(0, 2000)) + 1), cases[2][1])]
+    return cases[:2] + [(grown(cases[2][0], LARGE + 2 * int(rng.integers(0, 2000)) + 1), cases[2][1])]
 
 
 LARGE = 1 << 16  # the third launch's smallest n
 
 
-def _grown(values: dict, n: int) -> dict:
+def grown(values: dict, n: int) -> dict:
     """``values`` with every array repeated to n elements (and n said so): a large case with the exercise's
     own kind of numbers."""
     out = {k: (np.resize(v, n) if isinstance(v, np.ndarray) else v) for k, v in values.items()}
@@ -206,12 +206,12 @@ def _block_bound(ex, src, values, block, what) -> str:
 def _size_bound(ex, src, sizes: list, values, block, what) -> str:
     """For an answer right at the earlier ``sizes`` (or, run again here, at a smaller n) and wrong at this
     one: the sentence that says so."""
-    n = _n(values)
+    n = size_of(values)
     if not sizes and n > 1:
-        small = _grown(values, n // 4 or 1)
+        small = grown(values, n // 4 or 1)
         status, out = run_on_cpu(ex, src, small, what, block=block)
         if status == "ran" and judge(ex, small, out[0], what) is None:
-            sizes = [_n(small)]
+            sizes = [size_of(small)]
     if not sizes:
         return ""
     return (
@@ -225,14 +225,14 @@ def _why(ex, src, sizes, values, block, what) -> str:
     return _block_bound(ex, src, values, block, what) or _size_bound(ex, src, sizes, values, block, what)
 
 
-def _n(values) -> int:
+def size_of(values) -> int:
     return next(len(v) for v in values.values() if isinstance(v, np.ndarray))
 
 
 def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
     """The check of the answer compiled as `src`, run from its PTX, on three launches."""
     ran, sizes = [], []
-    for values, block in _cases(ex, rng):
+    for values, block in launch_cases(ex, rng):
         status, out = run_on_cpu(ex, src, values, what, block=block)
         if status == "unchecked":
             return Graded(
@@ -250,7 +250,7 @@ def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
                 "failed",
                 problem + _why(ex, src, sizes, values, block, what),
             )
-        sizes.append(_n(values))
+        sizes.append(size_of(values))
         ran.append(f"n = {sizes[-1]}, {launch}")
     return Graded(
         "passed",
@@ -264,7 +264,7 @@ def check_on_gpu(ex, answer, src, rng, what) -> Graded:
     """The check in GPU mode: for each launch a traced CPU run first (it sees races and stray reads a
     GPU run does not report), then the numbers from the GPU, which are the final word."""
     sizes = []
-    for values, block in _cases(ex, rng):
+    for values, block in launch_cases(ex, rng):
         status, out = run_on_cpu(ex, src, values, what, block=block)
         if status == "failed" and not out.startswith(what + ", but the results"):
             return Graded(
@@ -287,7 +287,7 @@ def check_on_gpu(ex, answer, src, rng, what) -> Graded:
                 "failed",
                 problem + _why(ex, src, sizes, values, block, what),
             )
-        sizes.append(_n(values))
+        sizes.append(size_of(values))
     return Graded(
         "passed",
         f"{what} and gives the right results on the GPU (n = {' and '.join(map(str, sizes))}).",

@@ -15,7 +15,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ..exercises.cuda_run import _cases
+from ..exercises.cuda_run import launch_cases, size_of
 from .c_ops import OPERATORS as C_OPERATORS
 from .c_ops import mutate_c
 from .c_tokens import CContext, body_start, params_of
@@ -35,10 +35,10 @@ class CMutant:
 def context(ex, seed: int) -> CContext:
     spec = ex.c_params or ex.arguments or f"{ex.in_params}, {ex.out_params}"
     params = params_of(spec)
-    values, block = _cases(ex, np.random.default_rng(seed))[0]
+    values, block = launch_cases(ex, np.random.default_rng(seed))[0]
     n = values.get("n")
     if n is None and ex.kind in ("raw", "sourcemodule"):
-        n = next(len(v) for v in values.values() if isinstance(v, np.ndarray))
+        n = size_of(values)
     start = body_start(ex.reference, ex.kernel) if isinstance(ex.reference, str) else 0
     # a library's generated kernel picks its own n and block: only a raw kernel's can be hard-coded
     size = int(n) if ex.kind in ("raw", "sourcemodule") and any(p.name == "n" for p in params) else 0

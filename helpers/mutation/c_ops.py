@@ -31,27 +31,27 @@ def _compare(table, what):
     return edits
 
 
-def _guards(toks, src, ctx):
-    out = []
+def _ifs(toks, src):
+    """(index of ``if``, index of its closing bracket, condition text) for every ``if (...)``."""
     for k, t in enumerate(toks):
         if t.text == "if" and k + 1 < len(toks) and toks[k + 1].text == "(":
             close = match_bracket(toks, k + 1)
-            cond = span(src, toks, k + 2, close)
-            if close + 1 < len(toks) and toks[close + 1].text == "return":  # an early exit: without it, no exit
-                end = next((j for j in range(close, len(toks)) if toks[j].text == ";"), close) + 1
-                out.append(Edit(k, end, "", f"guard removed: if ({cond}) return"))
-            else:
-                out.append(Edit(k, close + 1, "", f"guard removed: if ({cond})"))
+            yield k, close, span(src, toks, k + 2, close)
+
+
+def _guards(toks, src, ctx):
+    out = []
+    for k, close, cond in _ifs(toks, src):
+        if close + 1 < len(toks) and toks[close + 1].text == "return":  # an early exit: without it, no exit
+            end = next((j for j in range(close, len(toks)) if toks[j].text == ";"), close) + 1
+            out.append(Edit(k, end, "", f"guard removed: if ({cond}) return"))
+        else:
+            out.append(Edit(k, close + 1, "", f"guard removed: if ({cond})"))
     return out + [e for e in _ternaries(toks, src) if e.label.startswith("guard removed")]
 
 
 def _inverted(toks, src, ctx):
-    out = []
-    for k, t in enumerate(toks):
-        if t.text == "if" and k + 1 < len(toks) and toks[k + 1].text == "(":
-            close = match_bracket(toks, k + 1)
-            cond = span(src, toks, k + 2, close)
-            out.append(Edit(k + 2, close, f"!({cond})", f"guard inverted: if (!({cond}))"))
+    out = [Edit(k + 2, close, f"!({cond})", f"guard inverted: if (!({cond}))") for k, close, cond in _ifs(toks, src)]
     return out + [e for e in _ternaries(toks, src) if e.label.startswith("branches swapped")]
 
 

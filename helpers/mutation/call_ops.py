@@ -13,7 +13,7 @@ import ast
 import copy
 
 from .kernel_ops import Operator
-from .sites import Change, call_name, expr, shown, stmts
+from .sites import Change, call_name, expr, shown, stmts, with_element
 
 _COPIES = {"drv.InOut": ("drv.In", "drv.Out"), "drv.In": ("drv.InOut",), "drv.Out": ("drv.InOut",)}
 _ARRAY_USES = ("size", "data", "shape", "dtype", "nbytes")
@@ -118,12 +118,7 @@ def _result_changed(node, ctx):
             ("({}).get()", "result copied to the host"),
         ):
             new = copy.deepcopy(node)
-            target = new.value.elts if isinstance(new.value, ast.Tuple) else None
-            made = expr(text.format(ast.unparse(part)))
-            if target is None:
-                new.value = made
-            else:
-                target[k] = made
+            new.value = with_element(new.value, k, expr(text.format(ast.unparse(part))))
             out.append(Change(new, f"{what}: {shown(part)}"))
     return out
 

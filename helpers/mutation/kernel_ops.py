@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass
 from typing import Callable
 
-from .sites import Change, call_name, expr, shown, stmts
+from .sites import Change, call_name, expr, shown, stmts, with_element
 
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 _NEGATE = {ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
@@ -115,12 +115,7 @@ def _index_shift(node, ctx):
             continue
         for sign in ("+", "-"):
             new = copy.deepcopy(node)
-            parts = new.slice.elts if isinstance(new.slice, ast.Tuple) else None
-            shifted = expr(f"({shown(elts[k])}) {sign} 1")
-            if parts is None:
-                new.slice = shifted
-            else:
-                parts[k] = shifted
+            new.slice = with_element(new.slice, k, expr(f"({shown(elts[k])}) {sign} 1"))
             out.append(Change(new, f"index {sign}1: {shown(node)} -> {shown(new)}"))
     return out
 

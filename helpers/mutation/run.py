@@ -197,14 +197,14 @@ def right_beyond_the_check(ex, answer) -> bool:
 def c_right(ex, answer, draws: int = 12) -> bool:
     """Is a CUDA C answer right on many more inputs than the check draws, with zeros and the ends of
     each input's range planted in every array (where a boundary mutant would differ), at two sizes?"""
-    from ..exercises.cuda_run import _grown, judge, run_on_cpu
+    from ..exercises.cuda_run import grown, judge, run_on_cpu
     from ..exercises.libraries import _to_source
 
     src = _to_source(ex.kind, answer, ex)
     rng = np.random.default_rng(SEED)
     for k in range(draws):
         values = ex.make_inputs(rng)
-        values = _grown(values, 1 << 14) if k % 2 else values
+        values = grown(values, 1 << 14) if k % 2 else values
         for v in values.values():
             if isinstance(v, np.ndarray) and v.dtype.kind == "f":
                 v[::5], v[1::7], v[2::7] = 0, v.min(), v.max()

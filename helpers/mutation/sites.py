@@ -86,6 +86,16 @@ def call_name(node) -> str:
     return ""
 
 
+def with_element(node, k: int, made) -> ast.expr:
+    """``node`` with its k-th element replaced by ``made`` when it is a tuple, else ``made`` itself
+    (a subscript's index or a returned value, one or several)."""
+    if not isinstance(node, ast.Tuple):
+        return made
+    new = copy.deepcopy(node)
+    new.elts[k] = made
+    return new
+
+
 def expr(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from helpers.exercises.cuda_run import _cases
+from helpers.exercises.cuda_run import launch_cases
 from helpers.mutation.c_answers import context, mutants
 from helpers.mutation.run import SEED
 from helpers.problems import nb08
@@ -10,7 +10,7 @@ from helpers.problems import nb08
 
 def test_the_context_is_the_checks_first_launch():
     ctx = context(nb08.clamp, SEED)
-    values, block = _cases(nb08.clamp, np.random.default_rng(SEED))[0]
+    values, block = launch_cases(nb08.clamp, np.random.default_rng(SEED))[0]
     assert (ctx.block, ctx.size) == (block, int(values["n"]))
     assert [p.name for p in ctx.params] == ["x", "y", "lo", "hi", "n"]
 
