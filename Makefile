@@ -89,10 +89,11 @@ test-fast: $(ENV_DEP)
 
 # On a GPU: the same notebooks with the simulator off; every GPU-only cell must run.
 test-gpu: $(ENV_DEP)
-	@mkdir -p build docs; rm -f build/gpu-only.jsonl
+	@mkdir -p build docs; rm -f build/gpu-only.jsonl build/gpu-junit.xml
 	COURSE_MODE=gpu COURSE_GPU_ONLY_LOG=$(CURDIR)/build/gpu-only.jsonl COURSE_REPORT=$(CURDIR)/build/gpu-report.json \
-	  $(PY) -m pytest $(if $(filter 1,$(GPU_JOBS)),,-n $(GPU_JOBS) --dist loadfile) $(NOTEBOOK_TESTS) $(GPU_TESTS); \
-	  rc=$$?; $(PY) tools/gpu_record.py build/gpu-report.json build/gpu-only.jsonl docs/gpu-test-record.md || rc=1; exit $$rc
+	  $(PY) -m pytest $(if $(filter 1,$(GPU_JOBS)),,-n $(GPU_JOBS) --dist loadfile) --junitxml=build/gpu-junit.xml -o junit_family=xunit1 \
+	  $(NOTEBOOK_TESTS) $(GPU_TESTS); \
+	  rc=$$?; $(PY) tools/gpu_record.py build/gpu-report.json build/gpu-only.jsonl docs/gpu-test-record.md build/gpu-junit.xml || rc=1; exit $$rc
 
 notebooks: $(ENV_DEP)
 	$(PY) tools/sync_notebooks.py
