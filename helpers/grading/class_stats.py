@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .causes import MAX_EXAMPLE, Redactor, family, vocabulary
-from .devices import label as gpu_label
+from .devices import by_gpu as gpu_groups
 from .devices import problems as gpu_problems
 from .report import scored
 
@@ -164,18 +164,9 @@ def _facts(records: list, manifest: dict) -> RunFacts:
     ran = [r for r in records if r.get("runs")]
     seconds = [float(r.get("seconds") or 0.0) for r in ran]
     slowest = max(ran, key=lambda r: float(r.get("seconds") or 0.0), default=None)
-    by_gpu: dict = defaultdict(list)
-    for r in records:
-        if r.get("gpu") is not None:
-            by_gpu[str(r["gpu"])].append(r)
     gpus = tuple(
-        GpuUse(
-            gpu,
-            gpu_label(next((r for r in recs if r.get("device")), recs[0])),
-            len(recs),
-            round(sum(float(r.get("seconds") or 0.0) for r in recs), 2),
-        )
-        for gpu, recs in sorted(by_gpu.items())
+        GpuUse(g.gpu, g.label, len(g.records), round(sum(float(r.get("seconds") or 0.0) for r in g.records), 2))
+        for g in gpu_groups(records)
     )
     return RunFacts(
         mode=str(manifest.get("mode", "")),

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import socket
+from dataclasses import dataclass
 
 SHOWN_PER_GPU = 30  # submissions named per GPU in the summary; grades.json names the GPU of each
 
@@ -38,7 +40,7 @@ def _driver_ids() -> dict:
 
 def describe() -> dict:
     """The child's report of its device, as one results message; never raises."""
-    msg = {"type": "device", "visible": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    msg = {"type": "device", "visible": os.environ.get("CUDA_VISIBLE_DEVICES"), "host": socket.gethostname()}
     try:
         from helpers import env
 
@@ -52,14 +54,48 @@ def describe() -> dict:
     return msg
 
 
-def label(rec: dict) -> str:
-    """'GPU 1 (NVIDIA H200, GPU-1a2b3c4d)' for a record graded on a GPU, '' otherwise."""
+def label(rec: dict, host: bool = False) -> str:
+    """'GPU 1 (NVIDIA H200, GPU-1a2b3c4d)' for a record graded on a GPU, '' otherwise; with host,
+    'GPU 0 on node12 (...)': under Slurm every task's GPU is its node's '0'."""
     gpu = rec.get("gpu")
     if gpu is None:
         return ""
     dev = rec.get("device") or {}
     extra = [x for x in (dev.get("name"), (dev.get("uuid") or "")[:12]) if x]
-    return f"GPU {gpu}" + (f" ({', '.join(extra)})" if extra else "")
+    where = f" on {dev['host']}" if host and dev.get("host") else ""
+    return f"GPU {gpu}{where}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def identity(rec: dict) -> str:
+    """Which physical GPU graded the record: its UUID where the child read one, else its host and
+    index (the index alone repeats on every node of a cluster)."""
+    dev = rec.get("device") or {}
+    return dev.get("uuid") or (f"{dev['host']}/{rec.get('gpu')}" if dev.get("host") else str(rec.get("gpu")))
+
+
+def by_gpu(records: list) -> list[GpuGroup]:
+    """The records graded on a GPU, one group per physical GPU, in host then index order; the
+    labels name the host when the records came from more than one."""
+    groups: dict[str, list] = {}
+    for rec in records:
+        if rec.get("gpu") is not None:
+            groups.setdefault(identity(rec), []).append(rec)
+    hosts = {(r.get("device") or {}).get("host") for recs in groups.values() for r in recs} - {None}
+    out = []
+    for key, recs in groups.items():
+        named = next((r for r in recs if r.get("device")), recs[0])
+        host = (named.get("device") or {}).get("host") or ""
+        out.append(GpuGroup(key, str(named["gpu"]), label(named, host=len(hosts) > 1), host, recs))
+    return sorted(out, key=lambda g: (g.host, g.gpu, g.key))
+
+
+@dataclass(frozen=True)
+class GpuGroup:
+    key: str  # identity(): the UUID, else host/index
+    gpu: str  # the index the worker was given on its host
+    label: str
+    host: str
+    records: list
 
 
 def problems(rec: dict) -> list[str]:
@@ -77,20 +113,17 @@ def problems(rec: dict) -> list[str]:
 
 def summary_lines(records: list) -> list[str]:
     """'Graded on N GPU(s):' and one line per GPU naming its submissions; [] when none ran on a GPU."""
-    by_gpu: dict[str, list] = {}
-    for rec in records:
-        if rec.get("gpu") is not None:
-            by_gpu.setdefault(str(rec["gpu"]), []).append(rec)
-    if not by_gpu:
+    groups = by_gpu(records)
+    if not groups:
         return []
-    lines = ["", f"Graded on {len(by_gpu)} GPU(s):"]
-    for gpu, recs in sorted(by_gpu.items()):
+    lines = ["", f"Graded on {len(groups)} GPU(s):"]
+    for group in groups:
+        recs = group.records
         names = [f"{r['student']}/{r['notebook']} ({r['outcome']})" for r in recs]
         more = len(names) - SHOWN_PER_GPU
         shown = ", ".join(names[:SHOWN_PER_GPU]) + (f" and {more} more (grades.json names each)" if more > 0 else "")
         seconds = sum(r.get("seconds") or 0 for r in recs)
-        named = next((r for r in recs if r.get("device")), recs[0])
-        lines.append(f"  {label(named)}: {len(recs)} submission(s), {seconds:.1f} s: {shown}")
+        lines.append(f"  {group.label}: {len(recs)} submission(s), {seconds:.1f} s: {shown}")
     for rec in records:
         for p in problems(rec):
             lines.append(f"WARNING: {rec['student']}/{rec['notebook']} on GPU {rec['gpu']}: {p}")

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .._files import atomic_write
-from . import cli, outputs
+from . import cli, devices, outputs
 from .cli import GraderError
 from .process import ROOT
 from .submissions import Submission
@@ -205,14 +205,14 @@ def script(args, plan: Plan, step: str) -> str:
     )
 
 
-def merged_manifest(top: dict, shards: list, plan: Plan) -> dict:
+def merged_manifest(top: dict, shards: list, plan: Plan, records: list) -> dict:
     """OUT/run.json as a single-host run writes it (the settings the tasks graded with, the salt
     and start of the whole run), and how Slurm ran it."""
     first = shards[0] if shards else {}
     manifest = {k: top[k] for k in ("salt", "submissions", "course", "started") if k in top}
     manifest.update({k: first[k] for k in ("mode", "jobs", "cell_timeout", "timeout", "sandbox") if k in first})
-    if plan.mode == "gpu":  # one per task; each is GPU "0" of its own node
-        manifest["devices"] = sorted({d for s in shards for d in s.get("devices", [])})
+    if plan.mode == "gpu":  # each task's GPU is "0" of its own node: name them by UUID, else host/index
+        manifest["devices"] = [g.key for g in devices.by_gpu(records)]
     manifest["slurm"] = {"tasks": len(plan.shards), "jobs": [s.get("array") for s in plan.submitted]}
     return manifest
 
@@ -317,11 +317,11 @@ def merge(args) -> int:
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(shard_dir(base, k) / "feedback" / rec["student"] / row["picture"], dest)
     shards = [cli.load_record(shard_dir(base, k) / "run.json") or {} for k in range(len(plan.shards))]
-    manifest = merged_manifest(cli.load_record(out / "run.json") or {}, shards, plan)
+    records = [got.records[key] for keys in plan.shards for key in keys]
+    manifest = merged_manifest(cli.load_record(out / "run.json") or {}, shards, plan, records)
     atomic_write(out / "run.json", json.dumps(manifest, indent=1))
     max_points, warnings = cli.point_table(setup.course, args.points)
     warnings += plan.notes
-    records = [got.records[key] for keys in plan.shards for key in keys]
     seconds = _since(manifest.get("started"), time.monotonic() - started)
     box = manifest.get("sandbox", "")
     problems = outputs.finish(

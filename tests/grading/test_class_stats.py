@@ -108,5 +108,10 @@ def test_run_facts():
     assert (facts.median_seconds, facts.mean_seconds, facts.max_seconds, facts.slowest) == (3.0, 3.0, 5.0, "b/n")
     assert [(g.gpu, g.label, g.submissions) for g in facts.gpus] == [("0", "GPU 0 (Fake GPU)", 1), ("1", "GPU 1", 1)]
     assert facts.mode == "gpu" and facts.jobs == 2
+    two_nodes = [dict(r, gpu="0", device={"host": h, "name": "H200"}) for r, h in zip(recs[:2], ("n1", "n2"))]
+    assert [g.label for g in class_stats(two_nodes, {}, {"mode": "gpu"}).facts.gpus] == [
+        "GPU 0 on n1 (H200)",
+        "GPU 0 on n2 (H200)",
+    ]
     none_ran = class_stats(recs[3:], {}, {}).facts
     assert none_ran.median_seconds is None and none_ran.slowest == ""

@@ -8,6 +8,7 @@ patched to ["0", "1"] and every child, after its environment is logged, runs on 
 """
 
 import json
+import socket
 
 import pytest
 
@@ -151,3 +152,43 @@ def test_the_summary_names_a_limited_number_per_gpu():
 def test_the_childs_report_in_cpu_mode():
     msg = devices.describe()  # make test-gpu may collect this file too: then the report is a GPU's
     assert msg["type"] == "device" and msg["gpu"] is helpers.on_gpu() and "problem" not in msg
+    assert msg["host"] == socket.gethostname()  # a Slurm array's GPUs are told apart by node
+
+
+def test_each_nodes_gpu_0_is_its_own_gpu():
+    """Under Slurm every task is given its node's GPU "0": the summary counts physical GPUs (by
+    UUID, else host and index) and names the node, never one "GPU 0" for the whole class."""
+
+    def rec(student, host, uuid=None):
+        dev = {
+            "visible": "0",
+            "gpu": True,
+            "count": 1,
+            "name": "H200",
+            "host": host,
+            **({"uuid": uuid} if uuid else {}),
+        }
+        return {
+            "student": student,
+            "notebook": "02_x",
+            "outcome": "completed",
+            "gpu": "0",
+            "seconds": 1.0,
+            "device": dev,
+        }
+
+    recs = [
+        rec("a", "node2", "GPU-bbbbbbbb-1"),
+        rec("b", "node1", "GPU-aaaaaaaa-1"),
+        rec("c", "node2", "GPU-bbbbbbbb-1"),
+    ]
+    lines = devices.summary_lines(recs)
+    assert lines[1:4] == [
+        "Graded on 2 GPU(s):",
+        "  GPU 0 on node1 (H200, GPU-aaaaaaaa): 1 submission(s), 1.0 s: b/02_x (completed)",
+        "  GPU 0 on node2 (H200, GPU-bbbbbbbb): 2 submission(s), 2.0 s: a/02_x (completed), c/02_x (completed)",
+    ]
+    without_uuid = [rec("a", "node1"), rec("b", "node2"), rec("c", "node1")]
+    assert [(g.key, len(g.records)) for g in devices.by_gpu(without_uuid)] == [("node1/0", 2), ("node2/0", 1)]
+    one_host = [rec("a", "node1", "GPU-aaaaaaaa-1")]
+    assert devices.summary_lines(one_host)[2].startswith("  GPU 0 (H200")  # one machine: no host named
