@@ -1,0 +1,155 @@
+"""Why one element per thread falls short of the copy ceiling on a GPU with more bandwidth, and
+what closes the gap: the same copy, vector add and SAXPY with k = 1, 2, 4, 8 elements per thread
+(each thread issues its k loads before it stores), a grid-stride copy, a copy through 64-bit
+words, and one element per thread at larger blocks, all against the device-to-device copy
+ceiling measured in the same run.
+
+    COURSE_MODE=gpu python bench/streaming.py [--quick] [--out docs/data]
+
+Writes ``streaming-<gpu>.json`` (one record per GPU kind, so an H100 and an H200 run sit side by
+side) and prints a table. Each row is verified against CuPy before and after timing; a row
+whose result is wrong is recorded as failed, never timed. ``--ptx`` adds the global load and
+store instructions each kernel compiles to (what width Numba issues).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+KS = (1, 2, 4, 8)
+
+
+@dataclass
+class Variant:
+    key: str
+    kernel: str  # copy, vector_add, saxpy
+    k: int  # elements per thread
+    threads: int
+    gb_per_s: float | None = None
+    of_copy: float | None = None
+    status: str = "not run"
+    error: str = ""
+    ptx: tuple = ()
+
+
+def slug(name: str) -> str:
+    """'NVIDIA H200' -> 'h200' (the record's file name)."""
+    words = re.findall(r"[a-z0-9]+", name.lower().replace("nvidia", ""))
+    return "-".join(words[:2]) or "gpu"
+
+
+def global_accesses(kernel) -> tuple:
+    """The distinct global load/store instructions in the kernel's PTX for these arguments."""
+    try:
+        ptx = "\n".join(kernel.inspect_asm().values())
+    except Exception as e:  # informational only
+        return (f"PTX not read: {type(e).__name__}",)
+    return tuple(sorted(set(re.findall(r"(?:ld|st)\.global\.[\w.]+", ptx))))
+
+
+def measure(timer, variants, ceiling, want_ptx=False, log=print):
+    import numpy as np
+
+    from bench import streaming_kernels as sk
+
+    cp, n = timer.cp, timer.sizes.stream_n
+    a32 = np.float32(1.5)
+    x, y = timer.rand(n), timer.rand(n)
+    out = cp.zeros(n, dtype=cp.float32)
+    x_, y_, o_ = timer.nb(x), timer.nb(y), timer.nb(out)
+    want = {"copy": x, "vector_add": x + y, "saxpy": a32 * x + y}
+    for v in variants:
+        try:
+            if v.key == "copy_grid_stride":
+                kernel, args = sk.copy_grid_stride, (x_, o_)
+                grid, block = (timer.sm_count * 8,), (v.threads,)
+            elif v.key.startswith("copy_u64"):
+                kernel = sk.make_copy_u64(v.k)
+                args = (timer.nb(x.view(cp.uint64)), timer.nb(out.view(cp.uint64)))
+                grid, block = sk.tile_launch(n // 2, v.k, v.threads)
+            else:
+                make = {"copy": sk.make_copy, "vector_add": sk.make_vector_add, "saxpy": sk.make_saxpy}[v.kernel]
+                kernel = make(v.k)
+                args = {"copy": (x_, o_), "vector_add": (x_, y_, o_), "saxpy": (a32, x_, y_, o_)}[v.kernel]
+                grid, block = sk.tile_launch(n, v.k, v.threads)
+
+            def launch():
+                kernel[grid, block](*args)
+
+            def right():
+                return bool(cp.allclose(out, want[v.kernel], rtol=1e-6, atol=0))
+
+            out.fill(0)
+            launch()
+            timer.cuda.synchronize()
+            if not right():
+                v.status, v.error = "failed", "wrong result before timing"
+                continue
+            seconds, _ = timer.time(launch)
+            if not right():
+                v.status, v.error = "failed", "wrong result after timing"
+                continue
+            moved = {"copy": 2, "vector_add": 3, "saxpy": 3}[v.kernel] * 4 * n
+            v.gb_per_s = round(moved / seconds / 1e9, 1)
+            v.of_copy = round(moved / seconds / ceiling, 3)
+            v.status = "ok"
+            if want_ptx:
+                v.ptx = global_accesses(kernel)
+        except Exception as e:  # one failing variant must not stop the others
+            v.status, v.error = "failed", f"{type(e).__name__}: {e}"[:200]
+        log(
+            f"  {v.key:24} k={v.k} threads={v.threads:5} {v.status:6} {v.gb_per_s or 0:8.1f} GB/s {v.of_copy or 0:6.1%}"
+        )
+    return variants
+
+
+def plan() -> list:
+    out = [Variant(f"{kern}_k{k}", kern, k, 256) for kern in ("copy", "vector_add", "saxpy") for k in KS]
+    out += [Variant(f"copy_k1_t{t}", "copy", 1, t) for t in (512, 1024)]
+    out += [Variant("copy_grid_stride", "copy", 1, 256)]
+    out += [Variant(f"copy_u64_k{k}", "copy", k, 256) for k in (1, 4)]
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="smaller arrays, fewer repeats")
+    p.add_argument("--out", default="", help="folder for streaming-<gpu>.json (default: print only)")
+    p.add_argument("--ptx", action="store_true", help="record each kernel's global load/store instructions")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args(argv)
+    import helpers
+
+    if not helpers.on_gpu():
+        print(f"bench/streaming.py needs an NVIDIA GPU; this is CPU mode ({helpers.MODE.reason}).")
+        return 2
+    from bench.timing import FULL, QUICK, Timer, machine
+
+    timer = Timer(QUICK if args.quick else FULL, args.seed, log=print)
+    ceiling = timer.ceiling_copy()
+    print(f"{timer.dev.name}: copy ceiling {ceiling.value / 1e9:.0f} GB/s ({ceiling.detail})", flush=True)
+    variants = measure(timer, plan(), ceiling.value, args.ptx, log=lambda s: print(s, flush=True))
+    record = {
+        "machine": machine(),
+        "elements": timer.sizes.stream_n,
+        "copy_ceiling_gb_per_s": round(ceiling.value / 1e9, 1),
+        "ceiling_detail": ceiling.detail,
+        "variants": [asdict(v) for v in variants],
+    }
+    if args.out:
+        path = Path(args.out) / f"streaming-{slug(str(timer.dev.name))}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record, indent=1) + "\n")
+        print(f"wrote {path}")
+    return 0 if all(v.status == "ok" for v in variants) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

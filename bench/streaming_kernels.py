@@ -1,0 +1,113 @@
+"""Streaming kernels with several elements per thread: what brings a copy, a vector add and a
+SAXPY to the copy ceiling on a GPU with more bandwidth than one element per thread can use.
+
+Little's law: to keep a memory system busy, the bytes in flight must equal bandwidth x latency.
+One float32 per thread leaves 4 bytes in flight per thread; even at full occupancy (2,048 threads
+on each of 132 SMs) that is about 1 MiB, less than an H200's ~4.8 TB/s x ~600 ns wants. A thread
+that issues K independent loads before it uses any of them has K x 4 bytes in flight. Each
+element j of a block's tile sits at ``base + j * blockDim.x``, so every one of the K loads is
+still coalesced across the warp.
+
+``make_*(k)`` returns a kernel for a fixed k (a closure constant, so the loops unroll and the
+local array lives in registers); ``tile_launch`` gives the launch that covers n elements.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import cuda, float32, uint64
+
+THREADS = 256
+
+
+def tile_launch(n: int, k: int, threads: int = THREADS):
+    """Blocks of ``threads`` threads, each block covering ``threads * k`` elements."""
+    return (max(math.ceil(n / (threads * k)), 1),), (threads,)
+
+
+def make_copy(k: int):
+    @cuda.jit
+    def copy_k(src, dst):
+        base = cuda.blockIdx.x * cuda.blockDim.x * k + cuda.threadIdx.x
+        step = cuda.blockDim.x
+        v = cuda.local.array(k, float32)
+        for j in range(k):  # every load is issued before the first store waits on one
+            i = base + j * step
+            if i < dst.size:
+                v[j] = src[i]
+        for j in range(k):
+            i = base + j * step
+            if i < dst.size:
+                dst[i] = v[j]
+
+    return copy_k
+
+
+def make_vector_add(k: int):
+    @cuda.jit
+    def vector_add_k(a, b, out):
+        base = cuda.blockIdx.x * cuda.blockDim.x * k + cuda.threadIdx.x
+        step = cuda.blockDim.x
+        va = cuda.local.array(k, float32)
+        vb = cuda.local.array(k, float32)
+        for j in range(k):
+            i = base + j * step
+            if i < out.size:
+                va[j] = a[i]
+                vb[j] = b[i]
+        for j in range(k):
+            i = base + j * step
+            if i < out.size:
+                out[i] = va[j] + vb[j]
+
+    return vector_add_k
+
+
+def make_saxpy(k: int):
+    @cuda.jit
+    def saxpy_k(a, x, y, out):
+        base = cuda.blockIdx.x * cuda.blockDim.x * k + cuda.threadIdx.x
+        step = cuda.blockDim.x
+        vx = cuda.local.array(k, float32)
+        vy = cuda.local.array(k, float32)
+        for j in range(k):
+            i = base + j * step
+            if i < out.size:
+                vx[j] = x[i]
+                vy[j] = y[i]
+        for j in range(k):
+            i = base + j * step
+            if i < out.size:
+                out[i] = a * vx[j] + vy[j]
+
+    return saxpy_k
+
+
+@cuda.jit
+def copy_grid_stride(src, dst):
+    """One element per step, as many steps as the grid needs: a grid sized to the GPU, not to n."""
+    start, stride = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, dst.size, stride):
+        dst[i] = src[i]
+
+
+def make_copy_u64(k: int):
+    """The copy through 64-bit words (a float32 array viewed as uint64): twice the bytes per
+    load instruction; numba-cuda 0.30 issues no wider global load than 64 bits."""
+
+    @cuda.jit
+    def copy_u64_k(src, dst):
+        base = cuda.blockIdx.x * cuda.blockDim.x * k + cuda.threadIdx.x
+        step = cuda.blockDim.x
+        v = cuda.local.array(k, uint64)
+        for j in range(k):
+            i = base + j * step
+            if i < dst.size:
+                v[j] = src[i]
+        for j in range(k):
+            i = base + j * step
+            if i < dst.size:
+                dst[i] = v[j]
+
+    return copy_u64_k

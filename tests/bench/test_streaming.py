@@ -1,0 +1,114 @@
+"""bench/streaming.py and bench/streaming_kernels.py in CPU mode: the k-elements-per-thread
+kernels trace clean and compute the right numbers for sizes that are not a multiple of a
+block's tile, and the PTX Numba's real compiler makes for them has k independent 32-bit loads
+and no local memory (what the benchmark's explanation rests on)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench import streaming
+from bench import streaming_kernels as SK
+from helpers.tracer import trace
+
+ROOT = Path(__file__).resolve().parents[2]
+RNG = np.random.default_rng(3)
+
+
+def _clean(t):
+    assert t.verdicts == [], [str(v) for v in t.verdicts]
+
+
+@pytest.mark.parametrize("k", streaming.KS)
+def test_k_per_thread_kernels_trace_clean_and_right(k):
+    n = 1000  # not a multiple of 64 * k: the last block's tile is partly outside
+    x, y = RNG.random(n, dtype=np.float32), RNG.random(n, dtype=np.float32)
+    grid, block = SK.tile_launch(n, k, 64)
+    out = np.zeros(n, np.float32)
+    _clean(trace(SK.make_copy(k), grid, block, x, out, outputs=("dst",)))
+    np.testing.assert_array_equal(out, x)
+    out = np.zeros(n, np.float32)
+    _clean(trace(SK.make_vector_add(k), grid, block, x, y, out, outputs=("out",)))
+    np.testing.assert_allclose(out, x + y, rtol=1e-6)
+    out = np.zeros(n, np.float32)
+    _clean(trace(SK.make_saxpy(k), grid, block, np.float32(1.5), x, y, out, outputs=("out",)))
+    np.testing.assert_allclose(out, np.float32(1.5) * x + y, rtol=1e-6)
+
+
+def test_grid_stride_and_64_bit_copies_are_right():
+    n = 1000
+    x = RNG.random(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    _clean(trace(SK.copy_grid_stride, (3,), (64,), x, out, outputs=("dst",)))  # fewer threads than elements
+    np.testing.assert_array_equal(out, x)
+    out = np.zeros(n, np.float32)
+    grid, block = SK.tile_launch(n // 2, 4, 64)
+    _clean(trace(SK.make_copy_u64(4), grid, block, x.view(np.uint64), out.view(np.uint64), outputs=("dst",)))
+    np.testing.assert_array_equal(out, x)
+
+
+def test_a_tile_launch_covers_every_element():
+    for n, k, t in ((1, 4, 256), (256 * 4, 4, 256), (256 * 4 + 1, 4, 256), (10**6, 8, 128)):
+        (blocks,), (threads,) = SK.tile_launch(n, k, t)
+        assert blocks * threads * k >= n > (blocks - 1) * threads * k
+
+
+def test_record_name_per_gpu_kind():
+    assert streaming.slug("NVIDIA H200") == "h200"
+    assert streaming.slug("NVIDIA H100 80GB HBM3") == "h100-80gb"
+    assert streaming.slug("") == "gpu"
+
+
+def test_the_script_refuses_cpu_mode_plainly():
+    env = {**os.environ, "COURSE_MODE": "cpu"}
+    r = subprocess.run([sys.executable, "bench/streaming.py"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "needs an NVIDIA GPU" in r.stdout and "Traceback" not in r.stderr
+
+
+PTX = textwrap.dedent(
+    """
+    import json, re, sys
+    import numpy as np
+    sys.path.insert(0, sys.argv[1])
+    from numba import cuda, float32, complex128, from_dtype
+    from numba.cuda import compile_ptx
+    from bench import streaming_kernels as SK
+
+    def accesses(fn, sig):
+        ptx, _ = compile_ptx(fn, sig, cc=(9, 0))
+        return {"ld": re.findall(r"ld\\.global\\.[\\w.]+", ptx), "local": len(re.findall(r"\\.local", ptx))}
+
+    def copy(src, dst):
+        i = cuda.grid(1)
+        if i < dst.size:
+            dst[i] = src[i]
+
+    rec = from_dtype(np.dtype([(c, np.float32) for c in "abcd"], align=True))
+    out = {f"k{k}": accesses(SK.make_copy(k).py_func, (float32[::1], float32[::1])) for k in (1, 4, 8)}
+    out["complex128"] = accesses(copy, (complex128[::1], complex128[::1]))
+    out["record4"] = accesses(copy, (rec[::1], rec[::1]))
+    print(json.dumps(out))
+    """
+)
+
+
+def test_numba_ptx_has_k_loads_and_none_wider_than_64_bits():
+    """What notebook 07 says about load width, checked on numba-cuda's real compiler: k separate
+    ld.global.f32 in registers (no local memory), and neither a complex128 nor a 16-byte record
+    becomes a 128-bit load."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    r = subprocess.run([sys.executable, "-c", PTX, str(ROOT)], env=env, capture_output=True, text=True, timeout=300)
+    if r.returncode and "nvvm" in r.stderr.lower():
+        pytest.skip("no NVVM here (the nvidia-nvvm wheel is not installed): Numba's compiler cannot run")
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    for k in (1, 4, 8):
+        assert got[f"k{k}"] == {"ld": ["ld.global.f32"] * k, "local": 0}
+    assert set(got["complex128"]["ld"]) == {"ld.global.f64"}
+    assert not any(".v4" in ld or ".v2" in ld or "b128" in ld for ld in got["record4"]["ld"])
