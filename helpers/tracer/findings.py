@@ -33,11 +33,42 @@ class Verdict:
         return self.message
 
 
+def packed(*cols):
+    """One int64 key per row that orders rows as the tuple of `cols` does, or None if none fits.
+
+    Mixed radix: each column is shifted to start at 0 and multiplied by the spans of the columns
+    after it, so sorting the keys sorts the rows lexicographically (first column first). One
+    sort of int64 keys is many times faster than np.lexsort over several columns or np.unique
+    over a (k, n) table (which sorts rows as raw bytes); when the spans multiply past 2**62 (huge
+    arrays and many groups at once) the caller falls back to lexsort.
+    """
+    spans, lows = [], []
+    for c in cols:
+        lo, hi = int(c.min()), int(c.max())
+        lows.append(lo)
+        spans.append(hi - lo + 1)
+    total = 1
+    for s in spans:
+        total *= s
+    if total >= 1 << 62:
+        return None
+    key = np.zeros(len(cols[0]), np.int64)
+    for c, lo, s in zip(cols, lows, spans):
+        key *= s
+        key += c - lo if lo else c
+    return key
+
+
 def group_ids(*cols):
-    """Dense group id per row for the combination of `cols` (and the number of groups)."""
+    """Dense group id per row for the combination of `cols` (and the number of groups); ids
+    follow the lexicographic order of the rows' values."""
     n = len(cols[0])
     if n == 0:
         return np.zeros(0, np.int64), 0
+    key = packed(*cols)
+    if key is not None:
+        uniq, gid = np.unique(key, return_inverse=True)
+        return gid.reshape(-1).astype(np.int64, copy=False), len(uniq)
     order = np.lexsort(cols[::-1])
     change = np.zeros(n, bool)
     change[0] = True
@@ -48,6 +79,41 @@ def group_ids(*cols):
     gid = np.empty(n, np.int64)
     gid[order] = gid_sorted
     return gid, int(gid_sorted[-1]) + 1
+
+
+def distinct(*cols, counts=False):
+    """The distinct rows of `cols` as a list of columns (lexicographic order), as
+    np.unique(np.stack(cols), axis=1) gives them; with `counts`, also how often each occurs."""
+    n = len(cols[0])
+    key = packed(*cols) if n else None
+    if key is not None:
+        key = np.sort(key)
+        change = np.r_[True, key[1:] != key[:-1]]
+        starts = np.flatnonzero(change)
+        out = _unpack(key[starts], cols)
+    else:  # empty, or too wide to pack: sort the rows column by column
+        order = np.lexsort(cols[::-1]) if n else np.zeros(0, np.int64)
+        change = np.zeros(n, bool)
+        change[:1] = True
+        for c in cols:
+            s = c[order]
+            change[1:] |= s[1:] != s[:-1]
+        starts = np.flatnonzero(change)
+        out = [np.asarray(c)[order[starts]] for c in cols]
+    if counts:
+        return out, np.diff(np.r_[starts, n])
+    return out
+
+
+def _unpack(keys, cols):
+    """The columns back from `packed` keys (the same columns' lows and spans)."""
+    lows = [int(c.min()) for c in cols]
+    spans = [int(c.max()) - lo + 1 for c, lo in zip(cols, lows)]
+    out = []
+    for lo, s in zip(lows[::-1], spans[::-1]):
+        out.append(keys % s + lo)
+        keys = keys // s
+    return out[::-1]
 
 
 def ranges(values):

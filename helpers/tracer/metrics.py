@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accesses import ATOMIC, READ, WRITE
-from .findings import group_ids
+from .findings import distinct, group_ids
 
 
 @dataclass
@@ -77,7 +77,7 @@ def warp_groups(t, space):
     key = (a.gtid[rows], a.epoch[rows], a.loc[rows], a.array[rows], a.kind[rows])
     gid, ng = group_ids(*key)
     # occurrence count within each (thread, epoch, line, array, kind) group, in execution order
-    order = np.lexsort((rows, gid))
+    order = np.argsort(gid, kind="stable")  # rows ascend: a stable sort keeps execution order in each group
     starts = np.r_[0, np.flatnonzero(np.diff(gid[order])) + 1]
     counts = np.diff(np.r_[starts, len(order)])
     occ_sorted = np.arange(len(order)) - np.repeat(starts, counts)
@@ -105,10 +105,10 @@ def coalescing_table(t):
     # sectors: distinct (group, sector) pairs, counting both ends of each element
     first = addr // 32
     last = (addr + itemsize - 1) // 32
-    pairs = np.unique(np.stack([np.r_[wid, wid], np.r_[first, last]]), axis=1)
-    sectors = np.bincount(pairs[0], minlength=nw)
-    elems = np.unique(np.stack([wid, a.index[rows], itemsize]), axis=1)
-    needed = np.bincount(elems[0], weights=elems[2], minlength=nw)
+    pair_wid, _ = distinct(np.r_[wid, wid], np.r_[first, last])
+    sectors = np.bincount(pair_wid, minlength=nw)
+    elem_wid, _, elem_size = distinct(wid, a.index[rows], itemsize)
+    needed = np.bincount(elem_wid, weights=elem_size, minlength=nw)
     ideal = np.ceil(needed / 32).astype(np.int64)
     return sectors, ideal
 
@@ -131,11 +131,13 @@ def bank_table(t):
     g = wid[rep]
     # distinct (group, word); shared arrays are separate allocations: offset them apart
     base = np.array([i << 32 for i in range(len(t.arrays))], dtype=np.int64)[a.array[rows]][rep]
-    uniq = np.unique(np.stack([g, word + base]), axis=1)
+    uniq = distinct(g, word + base)
     bank = (uniq[1] - (uniq[1] >> 32 << 32)) % 32
-    per_bank = np.unique(np.stack([uniq[0], bank]), axis=1, return_counts=True)
+    (bank_wid, _), per_bank = distinct(uniq[0], bank, counts=True)
     passes = np.zeros(nw, np.int64)
-    np.maximum.at(passes, per_bank[0][0], per_bank[1])
+    if len(bank_wid):  # the rows come sorted by group: the most per bank of each group in one pass
+        starts = np.flatnonzero(np.r_[True, bank_wid[1:] != bank_wid[:-1]])
+        passes[bank_wid[starts]] = np.maximum.reduceat(per_bank, starts)
     nwords = np.bincount(uniq[0], minlength=nw)
     ideal = np.maximum(np.ceil(nwords / 32).astype(np.int64), 1)
     return passes, ideal
