@@ -172,6 +172,18 @@ def _names_in(text) -> list:
 
 def request(kernel, args) -> dict:
     """The JSON request for compiling `kernel` with these launch arguments."""
+    return with_argtypes(kernel_description(kernel), args)
+
+
+def with_argtypes(description: dict, args) -> dict:
+    """A kernel's description completed with the Numba types of one launch's arguments. Why apart:
+    the batch grader's judge takes the description from the student's process once, when the
+    notebook calls check() and before any input exists, and adds the types of its own inputs here."""
+    return {**description, "argtypes": [arg_type(a) for a in args]}
+
+
+def kernel_description(kernel) -> dict:
+    """Everything of a compile request that does not depend on the launch's arguments."""
     fn = _numba.python_function(kernel)
     if fn is None:
         raise NotDescribable("not a kernel")
@@ -190,7 +202,6 @@ def request(kernel, args) -> dict:
         "kernel": fn.__name__,
         "functions": functions[::-1],  # device functions first, so the kernel can see them
         "globals": names,
-        "argtypes": [arg_type(a) for a in args],
         "params": params,
         "signature": signature,
         "line": functions[0]["firstlineno"],

@@ -138,6 +138,11 @@ def _global(name: str, spec, signature_names: set) -> None:
             value = ast.literal_eval(rest[-1])
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             raise NotDescribable(f"global {name} is not a constant") from None
+        if isinstance(value, (tuple, list)) and _count(value) > MAX_ARRAY:  # a table written as a tuple
+            raise NotDescribable(
+                f"global {name} is a tuple of {_count(value)} values; the grader takes constant tables of at most "
+                f"{MAX_ARRAY} (pass larger data to the kernel as an argument)"
+            )
         if kind == "npscalar":
             _dtype(rest[0], name)
         elif isinstance(value, str):
@@ -155,6 +160,11 @@ def _global(name: str, spec, signature_names: set) -> None:
             )
     elif len(rest) != 1 or not isinstance(rest[0], str) or len(rest[0]) > 200:  # function, opaque, device
         raise NotDescribable(f"global {name} is described oddly")
+
+
+def _count(value) -> int:
+    """The values in a (nested) tuple, as a kernel would index them."""
+    return sum(_count(v) if isinstance(v, (tuple, list)) else 1 for v in value)
 
 
 def _dtype(text, name) -> None:

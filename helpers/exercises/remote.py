@@ -250,15 +250,22 @@ class RemoteKernel(RemoteFunction):
         return [(int(p), int(e)) for p, e in reply.get("hits") or ()]
 
     def compile_check(self, call_args):
-        """The student's process describes the kernel (source, globals, argument types); the
-        grader's own compile server, never that process, says whether it compiles."""
+        """The grader's own compile server, never the student's process, says whether the kernel
+        compiles, for the kernel as the student's process described it when check() was called
+        (source, globals): that description was made before any input existed and is the only
+        one taken, so no table of answers can be in it. The argument types are the judge's."""
         from .. import compile_check
+        from ..compile_check import describe
 
-        reply = self._channel.request("compile", handle=self._handle, args=list(call_args))
-        if not isinstance(reply, dict) or "request" not in reply:
-            why = reply.get("skipped") if isinstance(reply, dict) else None
+        described = self._desc.get("compile")
+        if not isinstance(described, dict) or not isinstance(described.get("request"), dict):
+            why = described.get("skipped") if isinstance(described, dict) else None
             return compile_check.skipped(str(why or "the kernel was not described"))
-        return compile_check.start_request(reply["request"], getattr(self._channel, "compiler", None))
+        try:
+            req = describe.with_argtypes(described["request"], call_args)
+        except describe.NotDescribable as e:
+            return compile_check.skipped(str(e))
+        return compile_check.start_request(req, getattr(self._channel, "compiler", None))
 
 
 def _write_back(call_args, arrays):

@@ -83,7 +83,6 @@ _ON_ANSWERS = (
     "call",
     "trace",
     "gpu",
-    "compile",
     "pipeline",
     "array_call",
     "pycuda_call",
@@ -135,6 +134,7 @@ class Server:
         if desc["kind"] == "kernel":
             desc.update(cuda=bool(cuda), configured=bool(py is not None and not cuda))
             desc["device"] = bool(_numba.is_device_function(obj)) if cuda else False
+            desc["compile"] = _kernel_description(obj)
         try:
             src = source(obj) if desc["kind"] == "kernel" else inspect.getsource(fn)
             desc["source"] = src if isinstance(src, str) and not src.startswith("(source not available") else None
@@ -168,13 +168,6 @@ class Server:
             return trace_op(obj, request, self.traces)
         if op == "gpu":
             return gpu_op(obj, request)
-        if op == "compile":  # described here, compiled by the grader's own server (compile_check/trust.py)
-            from ..compile_check import describe
-
-            try:
-                return {"request": describe.request(obj, args)}
-            except describe.NotDescribable as e:
-                return {"skipped": str(e)}
         if op == "pipeline":
             from ..exercises.pipeline import _is_device_array, observe
 
@@ -244,6 +237,20 @@ class Server:
         if op == "show":
             return picture(self.traces.get(request.get("trace")), int(request.get("block") or 0))
         raise LookupError(f"unknown operation {op!r}")
+
+
+def _kernel_description(kernel) -> dict:
+    """What the grader's compile server needs of a kernel, taken here once, when check() is called:
+    no input exists yet, so nothing in it can hold an answer (compile_check/describe.py). The judge
+    adds its own inputs' types; it never asks this process again (remote.RemoteKernel)."""
+    from ..compile_check import describe
+
+    try:
+        return {"request": describe.kernel_description(kernel)}
+    except describe.NotDescribable as e:
+        return {"skipped": str(e)}
+    except Exception as e:  # the student's own objects (a global's property...) may raise anything
+        return {"skipped": f"describing it raised {type(e).__name__}"}
 
 
 def trace_op(kernel, request: dict, traces: dict) -> dict:

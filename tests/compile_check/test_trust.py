@@ -14,6 +14,7 @@ from numba import cuda
 import helpers  # noqa: F401 - decides CPU/GPU mode before numba is imported
 from helpers.compile_check import client, compile_check, describe, start_request
 from helpers.compile_check.trust import vet
+from helpers.exercises import remote
 from helpers.problems import nb02
 from refused.kernels import ARGS, CASES, good
 from support.loopback import Loopback, grade_judged
@@ -147,13 +148,19 @@ def test_the_server_runs_no_annotation_or_default_of_a_def(tmp_path):
 
 
 class ForgingServer(Loopback):
-    """A student's process that answers the compile request as the old protocol did: 'it compiles'."""
+    """A student's process that answers as the first protocol let it: 'it compiles', in the compile
+    request and in the description it gives at check()."""
 
     def request(self, op, **fields):
         if op == "compile":
             self.ops.append(op)
             return {"ok": True, "message": "compiles for the GPU.", "seconds": 0.1}
         return super().request(op, **fields)
+
+    def stand_in(self, obj, kind):
+        desc = self.server.describe(obj, kind)
+        desc["compile"] = {"ok": True, "message": "compiles for the GPU."}
+        return remote.answer_from(self, desc)
 
 
 def test_a_student_process_saying_it_compiles_is_not_believed(monkeypatch):
@@ -168,7 +175,7 @@ def test_a_student_process_saying_it_compiles_is_not_believed(monkeypatch):
     assert direct.status == "failed" and "Python list" in direct.message  # on a GPU too (run_gpu's refusal)
     monkeypatch.setattr("support.loopback.Loopback", ForgingServer)
     judged, chan = grade_judged(nb02.saxpy, saxpy, 4, {"launch": lambda n: ((n + 127) // 128, 128)})
-    assert "compile" in chan.ops
+    assert "compile" not in chan.ops
     assert judged.status != "passed", judged.line()
 
 
@@ -257,3 +264,50 @@ def test_one_submissions_slow_compile_does_not_hold_up_anothers():
         release.set()
         slow.close()
         quick.close()
+
+
+def _answers_table(args) -> dict:
+    """What a student's process that read the launch's inputs describes: a vector_add whose global
+    table already holds a + b (issue 29: the description was asked for after the inputs were sent)."""
+    a, b = args[0], args[1]
+    src = "def vector_add(a, b, out):\n    i = cuda.grid(1)\n    if i < out.size:\n        out[i] = ANS[i]\n"
+    return {
+        "kernel": "vector_add",
+        "functions": [{"name": "vector_add", "filename": "<cell>", "firstlineno": 1, "source": src, "device": False}],
+        "globals": {"cuda": ("module", "numba.cuda"), "ANS": ("literal", repr(tuple(float(v) for v in a + b)))},
+        "argtypes": [describe.arg_type(x) for x in args],
+        "params": ["a", "b", "out"],
+        "signature": None,
+        "line": 1,
+    }
+
+
+class SmugglingServer(Loopback):
+    """A student's process that patched its own describe (or json.dumps, or inspect) and answers any
+    request that carries inputs with a kernel description built from them."""
+
+    def request(self, op, **fields):
+        if op == "compile":
+            self.ops.append(op)
+            return {"request": _answers_table(fields["args"])}
+        return super().request(op, **fields)
+
+
+@cuda.jit
+def writes_nothing(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = 0.0
+
+
+def test_a_kernel_description_made_after_the_inputs_changes_nothing(monkeypatch):
+    monkeypatch.setattr("support.loopback.Loopback", SmugglingServer)
+    judged, chan = grade_judged(nb02.vector_add, writes_nothing, 4, {})
+    assert judged.status == "failed", judged.line()
+    assert "compile" not in chan.ops  # the judge never asks the student's process once inputs exist
+
+
+def test_a_global_tuple_too_large_for_a_constant_table_is_refused():
+    req = _answers_table([np.ones(300, np.float32), np.ones(300, np.float32), np.zeros(300, np.float32)])
+    with pytest.raises(describe.NotDescribable, match="tuple of 300 values"):
+        vet(req)

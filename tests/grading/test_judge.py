@@ -37,8 +37,8 @@ def test_reference_passes_through_the_judge(ex):
     judged, chan = grade_judged(ex, ex.reference_answer(), 5, options)
     assert judged.status == direct.status == "passed", judged.line()
     assert judged.message == direct.message
-    if isinstance(ex, KernelExercise):  # described by the student's process, traced (and launched) by the judge's
-        assert "compile" in chan.ops and "judge trace" in chan.ops and "trace" not in chan.ops
+    if isinstance(ex, KernelExercise):  # described by the child at check(), traced (and launched) by the judge
+        assert "judge trace" in chan.ops and "trace" not in chan.ops and "compile" not in chan.ops
         assert "gpu" not in chan.ops and (not env.on_gpu() or "judge gpu" in chan.ops)
     if isinstance(ex, CudaCExercise):
         assert "nvrtc" in chan.ops  # the student's CUDA C was compiled by the judge's NVRTC process
