@@ -15,6 +15,7 @@ arguments are outputs, a launch rule, tolerances and hints. One job per module:
 - ``causes``     what a learner's source shows: floor division of values, a 1-D index, a capped loop
 - ``images``     ``ImageExercise``: kernel exercises on images, told in (row, col)
 - ``pipeline``   ``DevicePipelineExercise``: a host function that copies and launches
+- ``streams``    what a host function did with Numba's streams, events, copies and launches, in order
 - ``libraries``  CuPy, PyCUDA and cuda-python exercise kinds (array API, CUDA C, custom judges)
 - ``progress``   the learner's progress file and its table
 

@@ -13,9 +13,9 @@ barrier or warp misuse is one sentence (a KernelError naming kernel, thread and 
 a stand-in does not model (timing, streams running concurrently, memory pools) is one sentence
 saying it needs a GPU. On a GPU, ``library`` returns the real module and nothing here runs.
 
-One module per library: ``cupy``, ``pycuda`` (driver, compiler.SourceModule, gpuarray,
-elementwise.ElementwiseKernel), ``cuda_core``, ``driver`` and ``cuda_compute`` (NumPy semantics, notebook 14);
-``_launch`` is what they share.
+One module per library: ``cupy`` (its streams and CUDA Graph capture in ``cupy_streams``), ``pycuda``
+(driver, compiler.SourceModule, gpuarray, elementwise.ElementwiseKernel), ``cuda_core``, ``driver`` and
+``cuda_compute`` (NumPy semantics, notebook 14); ``_launch`` is what they share.
 """
 
 from __future__ import annotations

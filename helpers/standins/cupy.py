@@ -8,8 +8,9 @@ missing bounds check, a race) are worth seeing without a GPU. Arrays are NumPy a
 subclass that stands for "in GPU memory": a kernel refuses a plain NumPy array, as CuPy does,
 and ``.data.ptr`` is an address other stand-ins (cuda.core, the driver API) accept. Kernels are
 compiled with NVRTC exactly as CuPy compiles them and run in helpers.ptx; scalars are passed as
-CuPy passes them (a Python float as an 8-byte double). Streams, events, memory pools and
-``cupy.fuse`` need a GPU and say so.
+CuPy passes them (a Python float as an 8-byte double). ``cp.cuda`` has streams, events and
+capture into CUDA Graphs (helpers.standins.cupy_streams: launches run at once, or are recorded
+while their stream captures); timing, memory pools and ``cupy.fuse`` need a GPU and say so.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 from .. import cuda_c
 from ..errors import LearnerError, LearnerTypeError, LearnerValueError, shown
-from . import _launch
+from . import _launch, cupy_streams
 
 SUPPORTED = (
     "for CuPy runs RawKernel, RawModule, ElementwiseKernel and ReductionKernel launches on "
@@ -56,6 +57,7 @@ class ndarray(np.ndarray):  # noqa: N801 - the name CuPy uses
 
     def get(self, stream=None, order="C", out=None):
         """GPU -> host copy, as ``cupy.ndarray.get()``."""
+        cupy_streams.refuse_sync_copy()
         host = np.array(self.view(np.ndarray), order=order)
         if out is not None:
             out[...] = host
@@ -113,7 +115,15 @@ def _random(size=None, dtype=float, out=None):
 
 
 random = _launch.namespace("cupy.random", SUPPORTED, random=_random)
-cuda = _launch.namespace("cupy.cuda", SUPPORTED)
+cuda = _launch.namespace(
+    "cupy.cuda",
+    SUPPORTED + "; " + cupy_streams.SUPPORTED,
+    Stream=cupy_streams.Stream,
+    Event=cupy_streams.Event,
+    Graph=cupy_streams.Graph,
+    get_current_stream=cupy_streams.get_current_stream,
+    get_elapsed_time=cupy_streams.get_elapsed_time,
+)
 
 
 def __getattr__(name):
@@ -164,16 +174,19 @@ class RawKernel:
         if not isinstance(args, tuple):
             raise LearnerError(f"{self.name}: the kernel's arguments go in one tuple, k(grid, block, (a, b, ...)).")
         args = [_kernel_arg(i, a, self.name) for i, a in enumerate(args)]
-        _launch.run(
-            "CuPy RawKernel",
-            self.code,
-            self._ptx(),
-            self._lowered,
-            grid,
-            block,
-            args,
-            shared=shared_mem,
-            python_scalars="cupy",
+        ptx = self._ptx()  # compiled when called, captured or not
+        cupy_streams.submit(
+            lambda: _launch.run(
+                "CuPy RawKernel",
+                self.code,
+                ptx,
+                self._lowered,
+                grid,
+                block,
+                args,
+                shared=shared_mem,
+                python_scalars="cupy",
+            )
         )
 
 
@@ -313,7 +326,11 @@ class ElementwiseKernel:
         )
         block = int(block_size or 128)
         if n:
-            _launch.run("CuPy ElementwiseKernel", src, None, self.name, -(-n // block), block, [*call, np.int64(n)])
+            cupy_streams.submit(
+                lambda: _launch.run(
+                    "CuPy ElementwiseKernel", src, None, self.name, -(-n // block), block, [*call, np.int64(n)]
+                )
+            )
         if self.no_return:
             return None
         return tuple(given) if (len(given) > 1 or self.return_tuple) else given[0]
@@ -347,6 +364,8 @@ class ReductionKernel:
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
         if axis is not None or keepdims:
             raise _launch.needs_gpu(f"{self.name} with axis or keepdims", SUPPORTED + "; ReductionKernel reduces all")
+        if cupy_streams.get_current_stream().is_capturing():
+            raise _launch.needs_gpu(f"{self.name} inside a stream capture", cupy_streams.SUPPORTED)
         if len(args) != len(self._ins):
             raise LearnerError(f"{self.name} takes {len(self._ins)} input(s), not {len(args)}.")
         args = [_kernel_arg(i, a, self.name) for i, a in enumerate(args)]

@@ -255,7 +255,7 @@ def test_a_host_numpy_array_is_refused_by_the_cupy_stand_in_as_by_cupy():
     "call, start",
     [
         (lambda: cp.fuse(), "cupy.fuse needs a GPU: the CPU stand-in for CuPy runs RawKernel"),
-        (lambda: cp.cuda.Stream(non_blocking=True), "cupy.cuda.Stream needs a GPU"),
+        (lambda: cp.cuda.MemoryPool(), "cupy.cuda.MemoryPool needs a GPU"),
         (lambda: cp.get_default_memory_pool(), "cupy.get_default_memory_pool needs a GPU"),
         (lambda: core.Device(0).create_event(), "Device.create_event (timing with CUDA events) needs a GPU"),
         (lambda: pc.driver.Context.get_device(), "pycuda.driver.Context needs a GPU: the CPU stand-in for PyCUDA"),
