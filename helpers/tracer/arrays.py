@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 from ..accesses import ATOMIC, READ, WRITE
-from .records import FLUSH_EVERY
+from .records import FLUSH_EVERY, KIND_BITS
 
 _INTS = frozenset({int, np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.intp})
 _getframe = sys._getframe
@@ -39,12 +39,15 @@ class TracedArray:
         "_fields",
         "_readonly",
         "_bad",
+        "_rkey",
+        "_wkey",
     )
 
     def __init__(self, data, aid, rec, record=True, index_map=None, readonly=False, bad_aid=None):
         self._data = data
         self._map = index_map  # for views: base-array flat index of each view element
         self._aid = aid
+        self._rkey, self._wkey = aid << KIND_BITS | READ, aid << KIND_BITS | WRITE  # the log's packed (array, kind)
         self._bad = aid if bad_aid is None else bad_aid  # out-of-bounds and negative indices: in whose shape
         self._rec = rec
         self._record = record
@@ -87,8 +90,9 @@ class TracedArray:
             f = _getframe(1)
             if self._map is not None:
                 flat = int(self._map.flat[flat])
-            rec.buf.append((self._aid, flat, READ, rec.cur, f.f_code, f.f_lineno))
-            if len(rec.buf) >= FLUSH_EVERY:
+            buf = rec.buf
+            buf.append((self._rkey, flat, f.f_code, f.f_lineno))
+            if len(buf) >= FLUSH_EVERY:
                 rec.flush()
         return self._data[idx]
 
@@ -121,8 +125,9 @@ class TracedArray:
             f = _getframe(1)
             if self._map is not None:
                 flat = int(self._map.flat[flat])
-            rec.buf.append((self._aid, flat, WRITE, rec.cur, f.f_code, f.f_lineno))
-            if len(rec.buf) >= FLUSH_EVERY:
+            buf = rec.buf
+            buf.append((self._wkey, flat, f.f_code, f.f_lineno))
+            if len(buf) >= FLUSH_EVERY:
                 rec.flush()
         try:
             self._data[idx] = value
@@ -212,8 +217,9 @@ class TracedArray:
         if self._record:
             rec = self._rec
             flats = self._map.reshape(-1) if self._map is not None else range(self.size)
+            key = self._aid << KIND_BITS | kind
             for flat in flats:
-                rec.buf.append((self._aid, int(flat), kind, rec.cur, frame.f_code, frame.f_lineno))
+                rec.buf.append((key, int(flat), frame.f_code, frame.f_lineno))
             if len(rec.buf) >= FLUSH_EVERY:
                 rec.flush()
         return self._data.copy() if kind == READ else None
@@ -259,7 +265,9 @@ def element_op(ary, idx, frame, op, cas=False):
         rec = ary._rec
         if ary._map is not None:
             flat = int(ary._map.flat[flat])
-        rec.buf.append((ary._aid, flat, ATOMIC, rec.cur, frame.f_code, frame.f_lineno))
+        rec.buf.append((ary._aid << KIND_BITS | ATOMIC, flat, frame.f_code, frame.f_lineno))
+        if len(rec.buf) >= FLUSH_EVERY:  # a loop of atomics alone reaches the launch's limit too
+            rec.flush()
         if cas:
             rec.cas_sites.add((frame.f_code, frame.f_lineno))
     data = ary._data
@@ -303,7 +311,7 @@ class TracedRecord:
         if arr._record:
             rec = arr._rec
             aid = rec.field_array(arr._aid, name)
-            rec.buf.append((aid, self._flat, kind, rec.cur, frame.f_code, frame.f_lineno))
+            rec.buf.append((aid << KIND_BITS | kind, self._flat, frame.f_code, frame.f_lineno))
             if len(rec.buf) >= FLUSH_EVERY:
                 rec.flush()
 

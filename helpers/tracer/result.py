@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accesses import BadAccess, access_table, unlinear
+from ..accesses import BadAccess, unlinear
 from ..errors import LearnerError, shown
 from . import pictures
 from .metrics import compute_metrics, summarize
@@ -63,7 +63,7 @@ class Trace:
         self.arrays = rec.arrays
         self.outputs = outputs
         self.output_elements = {}  # array id -> the elements expected written, where an output is part of it
-        self.accesses = Accesses(access_table(rec.chunks), self.threads_per_block)
+        self.accesses = Accesses(rec.table(), self.threads_per_block)
         self.locations = [None] * len(rec.locs)
         for (code, line), i in rec.locs.items():
             self.locations[i] = Location(code.co_filename, line, code.co_name)

@@ -24,10 +24,10 @@ from .arrays import TracedArray
 from .fakecuda import FakeCuda, Word32
 from .instrument import Instrumenter
 from .launch import split as split_launch
-from .records import MAX_ACCESSES, Dim3, Recorder
+from .records import Dim3, Recorder, access_limit
 from .result import Trace
 from .spin import SpinCheck
-from .watchdog import learner_frame, line_text, touch, watchdog
+from .watchdog import armed, learner_frame, line_text, touch, watchdog
 
 
 class Runner:
@@ -43,6 +43,8 @@ class Runner:
             watchdog(self.budget, self._describe_running, self._still_running),
             np.errstate(all="ignore"),  # a GPU does not warn
         ):
+            # progress is only a watchdog's business (this trace's, or a check's around it): none armed, no cost
+            self.progress = touch if armed() else _nothing
             self._run()
 
     def _describe_running(self, frame, seconds, advancing=False):
@@ -87,12 +89,13 @@ class Runner:
 
     def _block_plain(self, blocks):
         fn, args, fake, rec, tids = self.fn, self.args, self.fake, self.rec, self.tids
+        begin, progress = rec.begin, self.progress
         (b,) = blocks
         base = b * self.tpb
         for t in range(self.tpb):
             fake.threadIdx = tids[t]
-            rec.cur = (base + t, 0)
-            touch()
+            begin(base + t, 0)
+            progress()
             try:
                 if fn(*args) is not None:
                     raise LearnerError(RETURN_VALUE)
@@ -128,8 +131,8 @@ class Runner:
                 b, t = divmod(g, tpb)
                 fake.threadIdx, fake.blockIdx = tids[t], bidx[b]
                 rec.block_shared = shared[b]
-                rec.cur = (g, self.epoch[g])
-                touch()
+                rec.begin(g, self.epoch[g])
+                self.progress()
                 try:
                     got = threads[g].switch(self.resume[g])
                 except CourseError:
@@ -310,6 +313,10 @@ class Runner:
         )
 
 
+def _nothing():
+    pass
+
+
 def _int32(bits):
     """A lane mask as Numba types ballot_sync and the match calls: an int32, so lane 31 makes it
     negative where it is read as a number, as on a GPU; storing it into a uint32 array gives the
@@ -353,7 +360,7 @@ def _coord(d, dims):
 # ----------------------------------------------------------------------------------------------
 
 
-def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, watchdog=None, compile_check=False):
+def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=None, watchdog=None, compile_check=False):
     """Run `kernel` on the CPU, one thread at a time, and record every memory access.
 
     `trace(kernel, griddim, blockdim, *args)` or `trace(kernel[griddim, blockdim], *args)`.
@@ -382,7 +389,8 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=MAX_ACCESSES, 
     refusal = signature_refusal(kernel, params, kargs)
     if refusal:
         raise LearnerError(refusal)
-    rec = Recorder(max_accesses)
+    nthreads = int(np.prod(griddim)) * int(np.prod(blockdim))
+    rec = Recorder(access_limit(nthreads) if max_accesses is None else max_accesses, blockdim)
     traced_args, write_back, covers = bind_arguments(params, kargs, rec)
 
     compiling = None

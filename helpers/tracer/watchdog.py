@@ -72,6 +72,11 @@ def touch() -> None:
     _progress[0] = time.monotonic()
 
 
+def armed() -> bool:
+    """Is any watchdog running (so `touch` matters)? Off (0 s), or outside the main thread, none is."""
+    return bool(_stack)
+
+
 def budget(seconds=None) -> float:
     """Seconds allowed: ``seconds`` if given, else $COURSE_WATCHDOG_S, else 20; 0 or less disables."""
     if seconds is None:

@@ -39,3 +39,19 @@ def test_a_spinning_thread_is_still_stopped_within_its_budget():
     with pytest.raises(TookTooLong) as e:  # never stopped, it hangs: pytest-timeout fails it
         helpers.trace(spins_at_thread_5, 2, 32, out, watchdog=1.0)
     assert "thread 5 of block 0" in str(e.value) and "while i == 5" in str(e.value)
+
+
+@cuda.jit
+def _copies(out):
+    i = cuda.grid(1)
+    out[i] = i
+
+
+@pytest.mark.parametrize("budget,touches", [(0, 0), (30, 64)])
+def test_progress_is_noted_per_thread_only_while_a_watchdog_is_armed(monkeypatch, budget, touches):
+    from helpers.tracer import runner
+
+    seen = []
+    monkeypatch.setattr(runner, "touch", lambda: seen.append(1))
+    helpers.trace(_copies, 2, 32, np.zeros(64, np.int64), watchdog=budget)
+    assert len(seen) == touches  # off (watchdog=0 and no check around it): not a call per thread
