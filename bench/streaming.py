@@ -29,11 +29,12 @@ KS = (1, 2, 4, 8)
 @dataclass
 class Variant:
     key: str
-    kernel: str  # copy, vector_add, saxpy
+    kernel: str  # copy, vector_add, saxpy, transpose
     k: int  # elements per thread
-    threads: int
+    threads: int  # per block
     gb_per_s: float | None = None
     of_copy: float | None = None
+    tile: int = 0  # the transposes' tile side
     status: str = "not run"
     error: str = ""
     ptx: tuple = ()
@@ -54,39 +55,52 @@ def global_accesses(kernel) -> tuple:
     return tuple(sorted(set(re.findall(r"(?:ld|st)\.global\.[\w.]+", ptx))))
 
 
+def _setup(timer, v, data):
+    """The kernel, its arguments, launch and bytes moved for one variant."""
+    from bench import streaming_kernels as sk
+
+    n = timer.sizes.stream_n
+    x_, y_, o_ = data["x_"], data["y_"], data["out_"]
+    if v.kernel == "transpose":
+        s = timer.sizes.transpose
+        grid, block = sk.transpose_tiles_launch(s, s, v.tile, v.k)
+        return sk.make_transpose(v.tile, v.k), (data["m_"], data["mt_"]), grid, block, 2 * 4 * s * s
+    if v.key == "copy_grid_stride":
+        return sk.copy_grid_stride, (x_, o_), (timer.sm_count * 8,), (v.threads,), 2 * 4 * n
+    if v.key.startswith("copy_u64"):
+        args = (timer.nb(data["x"].view(timer.cp.uint64)), timer.nb(data["out"].view(timer.cp.uint64)))
+        return (sk.make_copy_u64(v.k), args, *sk.tile_launch(n // 2, v.k, v.threads), 2 * 4 * n)
+    make = {"copy": sk.make_copy, "vector_add": sk.make_vector_add, "saxpy": sk.make_saxpy}[v.kernel]
+    args = {"copy": (x_, o_), "vector_add": (x_, y_, o_), "saxpy": (data["a"], x_, y_, o_)}[v.kernel]
+    moved = {"copy": 2, "vector_add": 3, "saxpy": 3}[v.kernel] * 4 * n
+    return (make(v.k), args, *sk.tile_launch(n, v.k, v.threads), moved)
+
+
 def measure(timer, variants, ceiling, want_ptx=False, log=print, once=False):
     import numpy as np
 
-    from bench import streaming_kernels as sk
+    from bench import report
 
-    cp, n = timer.cp, timer.sizes.stream_n
+    cp, n, s = timer.cp, timer.sizes.stream_n, timer.sizes.transpose
     a32 = np.float32(1.5)
-    x, y = timer.rand(n), timer.rand(n)
-    out = cp.zeros(n, dtype=cp.float32)
-    x_, y_, o_ = timer.nb(x), timer.nb(y), timer.nb(out)
-    want = {"copy": x, "vector_add": x + y, "saxpy": a32 * x + y}
+    x, y, m = timer.rand(n), timer.rand(n), timer.rand((s, s))
+    out, mt = cp.zeros(n, dtype=cp.float32), cp.zeros((s, s), dtype=cp.float32)
+    data = {"x": x, "out": out, "a": a32, "x_": timer.nb(x), "y_": timer.nb(y), "out_": timer.nb(out)}
+    data.update(m_=timer.nb(m), mt_=timer.nb(mt))
+    want = {"copy": x, "vector_add": x + y, "saxpy": a32 * x + y, "transpose": m.T}
     for v in variants:
         try:
-            if v.key == "copy_grid_stride":
-                kernel, args = sk.copy_grid_stride, (x_, o_)
-                grid, block = (timer.sm_count * 8,), (v.threads,)
-            elif v.key.startswith("copy_u64"):
-                kernel = sk.make_copy_u64(v.k)
-                args = (timer.nb(x.view(cp.uint64)), timer.nb(out.view(cp.uint64)))
-                grid, block = sk.tile_launch(n // 2, v.k, v.threads)
-            else:
-                make = {"copy": sk.make_copy, "vector_add": sk.make_vector_add, "saxpy": sk.make_saxpy}[v.kernel]
-                kernel = make(v.k)
-                args = {"copy": (x_, o_), "vector_add": (x_, y_, o_), "saxpy": (a32, x_, y_, o_)}[v.kernel]
-                grid, block = sk.tile_launch(n, v.k, v.threads)
+            kernel, args, grid, block, moved = _setup(timer, v, data)
+            got = mt if v.kernel == "transpose" else out
 
             def launch():
                 kernel[grid, block](*args)
 
-            def right():
-                return bool(cp.allclose(out, want[v.kernel], rtol=1e-6, atol=0))
+            def right():  # scaled as bench/run.py does: a fused multiply-add may differ by an ulp
+                w = want[v.kernel]
+                return report.max_scaled_error(got, w, cp.maximum(cp.abs(w), 1.0), xp=cp) <= 1e-6
 
-            out.fill(0)
+            got.fill(0)
             launch()
             timer.cuda.synchronize()
             if not right():
@@ -99,7 +113,6 @@ def measure(timer, variants, ceiling, want_ptx=False, log=print, once=False):
             if not right():
                 v.status, v.error = "failed", "wrong result after timing"
                 continue
-            moved = {"copy": 2, "vector_add": 3, "saxpy": 3}[v.kernel] * 4 * n
             v.gb_per_s = round(moved / seconds / 1e9, 1)
             v.of_copy = round(moved / seconds / ceiling, 3)
             v.status = "ok"
@@ -107,9 +120,8 @@ def measure(timer, variants, ceiling, want_ptx=False, log=print, once=False):
                 v.ptx = global_accesses(kernel)
         except Exception as e:  # one failing variant must not stop the others
             v.status, v.error = "failed", f"{type(e).__name__}: {e}"[:200]
-        log(
-            f"  {v.key:24} k={v.k} threads={v.threads:5} {v.status:6} {v.gb_per_s or 0:8.1f} GB/s {v.of_copy or 0:6.1%}"
-        )
+        rate = f"{v.gb_per_s or 0:8.1f} GB/s {v.of_copy or 0:6.1%}"
+        log(f"  {v.key:24} k={v.k} threads={v.threads:5} {v.status:6} {rate}")
     return variants
 
 
@@ -118,6 +130,8 @@ def plan() -> list:
     out += [Variant(f"copy_k1_t{t}", "copy", 1, t) for t in (512, 1024)]
     out += [Variant("copy_grid_stride", "copy", 1, 256)]
     out += [Variant(f"copy_u64_k{k}", "copy", k, 256) for k in (1, 4)]
+    shapes = ((32, 4), (32, 8), (32, 16), (64, 8), (64, 16))  # tile side, elements per thread
+    out += [Variant(f"transpose_t{t}_k{k}", "transpose", k, t * t // k, tile=t) for t, k in shapes]
     return out
 
 

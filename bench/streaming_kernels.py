@@ -111,3 +111,37 @@ def make_copy_u64(k: int):
                 dst[i] = v[j]
 
     return copy_u64_k
+
+
+def transpose_tiles_launch(rows: int, cols: int, tile: int, per_thread: int):
+    """One block of (tile, tile // per_thread) threads per tile x tile tile of the input."""
+    return (math.ceil(cols / tile), math.ceil(rows / tile)), (tile, tile // per_thread)
+
+
+def make_transpose(tile: int, per_thread: int):
+    """The padded-tile transpose (interior tiles skip the bounds checks) with a tile side and a
+    number of elements per thread of one's choice: more elements per thread, more loads in
+    flight per block before the barrier."""
+    padded = tile + 1
+    step = tile // per_thread
+
+    @cuda.jit
+    def transpose_t(inp, out):
+        buf = cuda.shared.array((tile, padded), float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        bx, by = cuda.blockIdx.x, cuda.blockIdx.y
+        rows, cols = inp.shape
+        interior = (by + 1) * tile <= rows and (bx + 1) * tile <= cols
+        x = bx * tile + tx
+        for j in range(0, tile, step):
+            y = by * tile + ty + j
+            if interior or (y < rows and x < cols):
+                buf[ty + j, tx] = inp[y, x]
+        cuda.syncthreads()
+        x = by * tile + tx
+        for j in range(0, tile, step):
+            y = bx * tile + ty + j
+            if interior or (y < cols and x < rows):
+                out[y, x] = buf[tx, ty + j]
+
+    return transpose_t

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from bench import streaming
 from bench import streaming_kernels as SK
@@ -112,3 +113,51 @@ def test_numba_ptx_has_k_loads_and_none_wider_than_64_bits():
         assert got[f"k{k}"] == {"ld": ["ld.global.f32"] * k, "local": 0}
     assert set(got["complex128"]["ld"]) == {"ld.global.f64"}
     assert not any(".v4" in ld or ".v2" in ld or "b128" in ld for ld in got["record4"]["ld"])
+
+
+class _SimTimer:
+    """bench.timing.Timer with NumPy for CuPy and the simulator for the GPU: tiny sizes, no timing loop."""
+
+    def __init__(self, stream_n=1000, transpose=70):
+        from numba import cuda
+
+        from bench.timing import Sizes
+
+        self.cp, self.cuda, self.sm_count = np, cuda, 2
+        self.sizes = Sizes(stream_n, 0, transpose, 0, 1, 0.0, 0.0)
+        self.rng = np.random.default_rng(5)
+
+    def rand(self, shape):
+        return self.rng.random(shape, dtype=np.float32) * np.float32(2) - np.float32(1)
+
+    def nb(self, a):
+        return a
+
+    def time(self, launch):
+        launch()
+        return 1e-3, 1
+
+
+def test_every_variant_verifies_on_the_simulator():
+    """Each variant's result is checked the way the GPU run checks it (a SAXPY's fused multiply-add
+    differs from NumPy's by an ulp and must still pass)."""
+    variants = streaming.measure(_SimTimer(), streaming.plan(), ceiling=1e9, log=lambda s: None)
+    assert {v.status for v in variants} == {"ok"}, [(v.key, v.error) for v in variants if v.status != "ok"]
+    assert {v.kernel for v in variants} == {"copy", "vector_add", "saxpy", "transpose"}
+
+
+@cuda.jit
+def forgets_a(a, x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[i] + y[i]
+
+
+def test_a_wrong_kernel_is_recorded_failed_never_timed(monkeypatch):
+    monkeypatch.setattr(SK, "make_saxpy", lambda k: forgets_a)  # a wrong result
+    monkeypatch.setattr(SK, "make_copy", lambda k: SK.make_vector_add(k))  # the wrong arguments: raises
+    picked = [v for v in streaming.plan() if v.key in ("copy_k1", "saxpy_k1", "vector_add_k1")]
+    got = {v.key: (v.status, v.error, v.gb_per_s) for v in streaming.measure(_SimTimer(), picked, 1e9, log=print)}
+    assert got["saxpy_k1"] == ("failed", "wrong result before timing", None)
+    assert got["copy_k1"][0] == "failed" and got["copy_k1"][2] is None
+    assert got["vector_add_k1"][0] == "ok"
