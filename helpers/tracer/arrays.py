@@ -41,6 +41,9 @@ class TracedArray:
         "_bad",
         "_rkey",
         "_wkey",
+        "_buf",
+        "_plain_read",
+        "_plain_write",
     )
 
     def __init__(self, data, aid, rec, record=True, index_map=None, readonly=False, bad_aid=None):
@@ -60,9 +63,20 @@ class TracedArray:
         self._fullmap = None
         self._fields = data.dtype.names is not None
         self._readonly = readonly
+        # The fastest path, taken by most accesses: a recorded 1-D array of numbers, no view, an index in bounds.
+        self._buf = rec.buf  # the recorder's one buffer list (flush empties it in place)
+        self._plain_read = record and data.ndim == 1 and not self._fields and index_map is None
+        self._plain_write = self._plain_read and not readonly
 
     # -- element access: a fast path for the common 1-D / 2-D integer index, else _locate ------
     def __getitem__(self, idx):
+        if self._plain_read and idx.__class__ in _INTS and 0 <= idx < self._n0:
+            f = _getframe(1)
+            buf = self._buf
+            buf.append((self._rkey, idx, f.f_code, f.f_lineno))
+            if len(buf) >= FLUSH_EVERY:
+                self._rec.flush()
+            return self._data[idx]
         if idx.__class__ in _INTS and self.ndim == 1 and 0 <= idx < self._n0:
             flat = idx
         elif (
@@ -97,6 +111,13 @@ class TracedArray:
         return self._data[idx]
 
     def __setitem__(self, idx, value):
+        if self._plain_write and idx.__class__ in _INTS and 0 <= idx < self._n0:
+            f = _getframe(1)
+            buf = self._buf
+            buf.append((self._wkey, idx, f.f_code, f.f_lineno))
+            if len(buf) >= FLUSH_EVERY:
+                self._rec.flush()
+            return self._store(idx, value)
         if idx.__class__ in _INTS and self.ndim == 1 and 0 <= idx < self._n0:
             flat = idx
         elif (
@@ -129,6 +150,9 @@ class TracedArray:
             buf.append((self._wkey, flat, f.f_code, f.f_lineno))
             if len(buf) >= FLUSH_EVERY:
                 rec.flush()
+        self._store(idx, value)
+
+    def _store(self, idx, value):
         try:
             self._data[idx] = value
         except OverflowError:  # NumPy refuses an integer that does not fit; a GPU's store keeps its low bits

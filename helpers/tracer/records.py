@@ -18,6 +18,7 @@ is told to trace a smaller problem.
 
 import numbers
 from array import array
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -99,7 +100,6 @@ class Recorder:
         self.total = 0  # accesses flushed into chunks
         self.max_accesses = max_accesses
         self.blockdim = blockdim
-        self.cur = (0, 0)
         # one entry per switch to a thread: where in the log it began, the thread, its epoch
         self.seg_pos, self.seg_gtid, self.seg_epoch = array("q", [0]), array("q", [0]), array("q", [0])
         self.locs = {}  # (code, line) -> loc id
@@ -143,9 +143,13 @@ class Recorder:
             )
         return self.field_aids[key]
 
+    @property
+    def cur(self):
+        """(global thread id, epoch) of the running thread: the last switch's."""
+        return (self.seg_gtid[-1], self.seg_epoch[-1])
+
     def begin(self, gtid, epoch):
         """The scheduler hands the CPU to thread `gtid` in barrier epoch `epoch`: its accesses follow."""
-        self.cur = (gtid, epoch)
         self.seg_pos.append(self.total + len(self.buf))
         self.seg_gtid.append(gtid)
         self.seg_epoch.append(epoch)
@@ -156,8 +160,11 @@ class Recorder:
         buf = self.buf
         if not buf:
             return
-        keys, flat, codes, lines = zip(*buf)
-        key = np.array(keys, np.int64)
+        n = len(buf)
+        key = np.fromiter(map(itemgetter(0), buf), np.int64, n)  # zip(*buf) costs ten times more
+        flat = np.fromiter(map(itemgetter(1), buf), np.int64, n)
+        codes = list(map(itemgetter(2), buf))
+        lines = np.fromiter(map(itemgetter(3), buf), np.int64, n)
         code_of = self._codes
         if codes.count(codes[0]) == len(codes):  # one function made them all (count compares identity first)
             if id(codes[0]) not in code_of:
@@ -170,7 +177,7 @@ class Recorder:
                 if i not in code_of:
                     code_of[i] = (codes[f], len(code_of))
             cix = np.array([code_of[i][1] for i in uid.tolist()], np.int64)[uinv.reshape(-1)]
-        site = np.array(lines, np.int64) | (np.asarray(cix, np.int64) << 32)
+        site = lines | (np.asarray(cix, np.int64) << 32)
         uniq, first, inverse = np.unique(site, return_index=True, return_inverse=True)
         by_index = [c for c, _ in sorted(code_of.values(), key=lambda e: e[1])]
         locs, site_loc = self.locs, np.empty(len(uniq), np.int32)
@@ -179,7 +186,7 @@ class Recorder:
         self.chunks.append(
             [
                 (key >> KIND_BITS).astype(np.int32),
-                np.array(flat, np.int64),
+                flat,
                 (key & ((1 << KIND_BITS) - 1)).astype(np.int8),
                 site_loc[inverse.reshape(-1)],
             ]
