@@ -125,6 +125,35 @@ def measure(timer, variants, ceiling, want_ptx=False, log=print, once=False):
     return variants
 
 
+NCU_METRICS = {
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved occupancy %",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed": "DRAM throughput % of peak",
+    "smsp__inst_executed_op_global_ld.sum": "global load instructions (warp)",
+    "launch__registers_per_thread": "registers per thread",
+}
+
+
+def attach_ncu(record: dict, csv_text: str) -> dict:
+    """Nsight Compute's figures for each variant, from `ncu --csv ... bench/streaming.py --once`
+    (one launch per variant, in plan order): the evidence for why k matters. A CSV with a
+    different number of kernels than the record's variants is refused, never guessed at."""
+    import csv
+    import io
+
+    body = csv_text[csv_text.index('"ID"') :] if '"ID"' in csv_text else ""
+    launches: dict = {}
+    for row in csv.DictReader(io.StringIO(body)):
+        if row["Metric Name"] in NCU_METRICS:
+            value = float(row["Metric Value"].replace(",", ""))
+            launches.setdefault(row["ID"], {})[NCU_METRICS[row["Metric Name"]]] = value
+    variants = record["variants"]
+    if len(launches) != len(variants):
+        raise ValueError(f"the ncu CSV holds {len(launches)} kernel launches for {len(variants)} variants")
+    for v, (_, metrics) in zip(variants, sorted(launches.items(), key=lambda kv: int(kv[0]))):
+        v["ncu"] = metrics
+    return record
+
+
 def plan() -> list:
     out = [Variant(f"{kern}_k{k}", kern, k, 256) for kern in ("copy", "vector_add", "saxpy") for k in KS]
     out += [Variant(f"copy_k1_t{t}", "copy", 1, t) for t in (512, 1024)]

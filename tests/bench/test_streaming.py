@@ -161,3 +161,36 @@ def test_a_wrong_kernel_is_recorded_failed_never_timed(monkeypatch):
     assert got["saxpy_k1"] == ("failed", "wrong result before timing", None)
     assert got["copy_k1"][0] == "failed" and got["copy_k1"][2] is None
     assert got["vector_add_k1"][0] == "ok"
+
+
+HEADER = "ID,Process ID,Process Name,Host Name,Kernel Name,Context,Stream,Block Size,Grid Size,Device,CC,"
+HEADER += "Section Name,Metric Name,Metric Unit,Metric Value"
+
+
+def _ncu_row(launch, metric, value):
+    cells = [launch, "1", "python3", "h", "copy_k", "1", "7", "(256, 1, 1)", "(4, 1, 1)", "0", "9.0", "metrics"]
+    return ",".join(f'"{c}"' for c in [*cells, metric, "-", value])
+
+
+NCU_CSV = "\n".join(
+    [
+        "==PROF== Connected to process 1",
+        ",".join(f'"{h}"' for h in HEADER.split(",")),
+        _ncu_row("0", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "64.67"),
+        _ncu_row("0", "smsp__inst_executed_op_global_ld.sum", "2,097,152"),
+        _ncu_row("1", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "81.22"),
+        _ncu_row("1", "gpu__time_duration.sum", "12"),
+    ]
+)
+
+
+def test_ncu_figures_attach_to_the_variants_in_launch_order():
+    record = {"variants": [{"key": "copy_k1"}, {"key": "copy_k2"}]}
+    streaming.attach_ncu(record, NCU_CSV)
+    assert record["variants"][0]["ncu"] == {
+        "DRAM throughput % of peak": 64.67,
+        "global load instructions (warp)": 2097152.0,
+    }
+    assert record["variants"][1]["ncu"] == {"DRAM throughput % of peak": 81.22}
+    with pytest.raises(ValueError, match="2 kernel launches for 3 variants"):
+        streaming.attach_ncu({"variants": [{}, {}, {}]}, NCU_CSV)
