@@ -38,12 +38,16 @@ from bench.timing import FULL, QUICK, Sizes, Timer  # noqa: E402  (imports CuPy 
 
 KEYS = (
     "copy_kernel",
+    "copy_k4",
     "vector_add",
+    "vector_add_k4",
     "saxpy",
+    "saxpy_k4",
     "transpose_naive",
     "transpose_tiled",
     "transpose_padded",
     "transpose_padded_fast",
+    "transpose_t64",
     "reduction",
     "sgemm_naive",
     "sgemm_tiled",
@@ -150,6 +154,44 @@ class Bench(Timer):
         row = report.Row("saxpy", "SAXPY", "bandwidth", f"2^{int(math.log2(n))} float32", work=3 * 4 * n)
         return self._measure(
             row, lambda: k.saxpy[grid, block](a, x_, y_, o_), lambda: self._stream_check(out, a * x + y)
+        )
+
+    def _k_per_thread(self, kernel: str, label: str, k: int = 4):
+        """The streaming kernel with k elements per thread (bench/streaming_kernels.py)."""
+        from bench import streaming_kernels as sk
+
+        cp, n = self.cp, self.sizes.stream_n
+        x, y, out, a = self.rand(n), self.rand(n), cp.zeros(n, dtype=cp.float32), cp.float32(1.5)
+        x_, y_, o_ = self.nb(x), self.nb(y), self.nb(out)
+        make, args, want, reads = {
+            "copy": (sk.make_copy, (x_, o_), x, 1),
+            "vector_add": (sk.make_vector_add, (x_, y_, o_), x + y, 2),
+            "saxpy": (sk.make_saxpy, (a, x_, y_, o_), a * x + y, 2),
+        }[kernel]
+        fn, (grid, block) = make(k), sk.tile_launch(n, k)
+        size = f"2^{int(math.log2(n))} float32"
+        row = report.Row(f"{kernel}_k{k}", label, "bandwidth", size, work=(reads + 1) * 4 * n)
+        tol = 0.0 if kernel == "copy" else 1e-6
+        return self._measure(row, lambda: fn[grid, block](*args), lambda: self._stream_check(out, want, tol))
+
+    def k_copy_k4(self):
+        return self._k_per_thread("copy", "copy, 4 elements per thread")
+
+    def k_vector_add_k4(self):
+        return self._k_per_thread("vector_add", "vector add, 4 elements per thread")
+
+    def k_saxpy_k4(self):
+        return self._k_per_thread("saxpy", "SAXPY, 4 elements per thread")
+
+    def k_transpose_t64(self):
+        from bench import streaming_kernels as sk
+
+        tile, per_thread = sk.TRANSPOSE_TILE, sk.TRANSPOSE_PER_THREAD
+        return self._transpose(
+            "transpose_t64",
+            f"transpose, {tile} x {tile} padded tile, {per_thread} elements per thread",
+            sk.make_transpose(tile, per_thread),
+            lambda r, c: sk.transpose_tiles_launch(r, c, tile, per_thread),
         )
 
     def _transpose(self, key, label, kernel, launch=None):
