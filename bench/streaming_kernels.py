@@ -94,7 +94,8 @@ def copy_grid_stride(src, dst):
 
 def make_copy_u64(k: int):
     """The copy through 64-bit words (a float32 array viewed as uint64): twice the bytes per
-    load instruction; numba-cuda 0.30 issues no wider global load than 64 bits."""
+    load instruction. Array indexing in numba-cuda 0.30 gives no wider load (a 128-bit one
+    takes inline PTX through an @intrinsic, as notebook 07's SGEMM section shows)."""
 
     @cuda.jit
     def copy_u64_k(src, dst):
