@@ -45,7 +45,10 @@ def _frames(greenlet, codes):
 
 def _raw(value):
     """The NumPy array behind a traced array, or the value itself."""
-    inner = getattr(value, "_data", None)
+    try:
+        inner = getattr(value, "_data", None)
+    except Exception:  # the fake `cuda` (a closure's free variable) refuses names it does not know
+        return value
     return inner if isinstance(inner, np.ndarray) else value
 
 

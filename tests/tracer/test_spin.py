@@ -97,3 +97,24 @@ def test_loops_that_change_something_run_to_their_end_when_every_round_is_compar
     out = np.zeros(64, np.int32)
     trace(kernel, 1, 64, out)
     assert out[0] == 300
+
+
+def _kernel_in_a_function():
+    from numba import cuda, float32  # names of this function: free variables of the kernel, in its frame's locals
+
+    @cuda.jit
+    def tile_sum(x, out):
+        tile = cuda.shared.array(32, float32)
+        t = cuda.threadIdx.x
+        tile[t] = x[t]
+        cuda.syncthreads()
+        out[t] = tile[0] + tile[31]
+
+    return tile_sum
+
+
+def test_a_kernel_defined_in_a_function_is_compared_without_tripping_on_the_fake_cuda(monkeypatch):
+    monkeypatch.setattr(spin_module, "EVERY_S", 0.0)
+    out = np.zeros(32, np.float32)
+    trace(_kernel_in_a_function(), 1, 32, np.arange(32, dtype=np.float32), out, watchdog=0)
+    assert (out == 31).all()
