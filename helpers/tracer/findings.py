@@ -55,7 +55,9 @@ def packed(*cols):
     key = np.zeros(len(cols[0]), np.int64)
     for c, lo, s in zip(cols, lows, spans):
         key *= s
-        key += c - lo if lo else c
+        key += c  # into the int64 key first: c - lo could overflow a narrow column (int8 kinds, int32 ids)
+        if lo:
+            key -= lo
     return key
 
 
@@ -66,15 +68,19 @@ def group_ids(*cols):
     if n == 0:
         return np.zeros(0, np.int64), 0
     key = packed(*cols)
-    if key is not None:
-        uniq, gid = np.unique(key, return_inverse=True)
-        return gid.reshape(-1).astype(np.int64, copy=False), len(uniq)
-    order = np.lexsort(cols[::-1])
     change = np.zeros(n, bool)
     change[0] = True
-    for c in cols:
-        s = c[order]
-        change[1:] |= s[1:] != s[:-1]
+    if key is not None:
+        # a stable sort (timsort) is quick on logs, which come nearly sorted; np.unique's inverse is not
+        order = np.argsort(key, kind="stable")
+        s = key[order]
+        change[1:] = s[1:] != s[:-1]
+        del s, key
+    else:
+        order = np.lexsort(cols[::-1])
+        for c in cols:
+            s = c[order]
+            change[1:] |= s[1:] != s[:-1]
     gid_sorted = np.cumsum(change) - 1
     gid = np.empty(n, np.int64)
     gid[order] = gid_sorted
@@ -87,7 +93,7 @@ def distinct(*cols, counts=False):
     n = len(cols[0])
     key = packed(*cols) if n else None
     if key is not None:
-        key = np.sort(key)
+        key.sort(kind="stable")
         change = np.r_[True, key[1:] != key[:-1]]
         starts = np.flatnonzero(change)
         out = _unpack(key[starts], cols)

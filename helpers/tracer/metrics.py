@@ -74,23 +74,28 @@ def warp_groups(t, space):
     rows = np.flatnonzero(in_space[a.array]) if len(a) else np.zeros(0, np.int64)
     if len(rows) == 0:
         return rows, rows, 0, rows
-    key = (a.gtid[rows], a.epoch[rows], a.loc[rows], a.array[rows], a.kind[rows])
-    gid, ng = group_ids(*key)
+    gtid, epoch, loc, arr, kind = a.gtid[rows], a.epoch[rows], a.loc[rows], a.array[rows], a.kind[rows]
+    gid, ng = group_ids(gtid, epoch, loc, arr, kind)
     # occurrence count within each (thread, epoch, line, array, kind) group, in execution order
     order = np.argsort(gid, kind="stable")  # rows ascend: a stable sort keeps execution order in each group
     starts = np.r_[0, np.flatnonzero(np.diff(gid[order])) + 1]
+    del gid
     counts = np.diff(np.r_[starts, len(order)])
-    occ_sorted = np.arange(len(order)) - np.repeat(starts, counts)
     occ = np.empty(len(rows), np.int64)
-    occ[order] = occ_sorted
-    wid, nw = group_ids(a.block[rows], a.warp[rows], a.loc[rows], a.epoch[rows], a.array[rows], a.kind[rows], occ)
+    occ[order] = np.arange(len(order)) - np.repeat(starts, counts)
+    del order
+    tpb = a.tpb
+    # block and warp from the rows' own thread ids (a.block and a.warp would compute them for every access)
+    wid, nw = group_ids(gtid // tpb, gtid % tpb // 32, loc, epoch, arr, kind, occ)
+    del gtid, epoch, loc, kind, occ
     address = np.zeros(len(rows), np.int64)
-    for aid in np.unique(a.array[rows]):
+    index = a.index[rows]
+    for aid in np.unique(arr):
         info = t.arrays[aid]
-        m = a.array[rows] == aid
+        m = arr == aid
         if not info.shape:  # a 0-d array: its one element is at its start
             continue
-        multi = np.unravel_index(a.index[rows][m], info.shape)
+        multi = np.unravel_index(index[m], info.shape)
         address[m] = sum(i * s for i, s in zip(multi, info.strides))
     return rows, wid, nw, address
 

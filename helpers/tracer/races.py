@@ -11,7 +11,26 @@ from .findings import VERB, Verdict, group_ids, more, where, who
 
 
 def _conflicting_groups(gid, ngroups, actor, kind):
-    """Which groups hold a racing pair: different actors, one a plain write, or read vs atomic."""
+    """Which groups hold a racing pair: different actors, one a plain write, or read vs atomic.
+
+    Every racing pair needs two actors, so groups that one actor alone touched (most of them, in
+    a kernel where each thread owns its elements) are set aside first and the per-kind bounds
+    are computed over the others only: that keeps memory and time to the groups that matter."""
+    big = np.iinfo(np.int64).max
+    lo_all, hi_all = np.full(ngroups, big, np.int64), np.full(ngroups, -1, np.int64)
+    np.minimum.at(lo_all, gid, actor)
+    np.maximum.at(hi_all, gid, actor)
+    shared = lo_all != hi_all
+    del lo_all, hi_all
+    racing = np.zeros(ngroups, bool)
+    if shared.any():
+        keep = shared[gid]
+        renumber = np.cumsum(shared) - 1
+        racing[shared] = _racing_among(renumber[gid[keep]], int(shared.sum()), actor[keep], kind[keep])
+    return racing
+
+
+def _racing_among(gid, ngroups, actor, kind):
     big = np.iinfo(np.int64).max
     lo, hi = {}, {}
     for k in (READ, WRITE, ATOMIC, None):
