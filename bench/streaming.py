@@ -64,7 +64,8 @@ def _setup(timer, v, data):
     if v.kernel == "transpose":
         s = timer.sizes.transpose
         grid, block = sk.transpose_tiles_launch(s, s, v.tile, v.k)
-        return sk.make_transpose(v.tile, v.k), (data["m_"], data["mt_"]), grid, block, 2 * 4 * s * s
+        make = sk.make_transpose_staged if v.key.endswith("_staged") else sk.make_transpose
+        return make(v.tile, v.k), (data["m_"], data["mt_"]), grid, block, 2 * 4 * s * s
     if v.key == "copy_grid_stride":
         return sk.copy_grid_stride, (x_, o_), (timer.sm_count * 8,), (v.threads,), 2 * 4 * n
     if v.key.startswith("copy_u64"):
@@ -161,6 +162,8 @@ def plan() -> list:
     out += [Variant(f"copy_u64_k{k}", "copy", k, 256) for k in (1, 4)]
     shapes = ((32, 4), (32, 8), (32, 16), (64, 8), (64, 16))  # tile side, elements per thread
     out += [Variant(f"transpose_t{t}_k{k}", "transpose", k, t * t // k, tile=t) for t, k in shapes]
+    staged = ((32, 8), (64, 8), (64, 16))
+    out += [Variant(f"transpose_t{t}_k{k}_staged", "transpose", k, t * t // k, tile=t) for t, k in staged]
     return out
 
 

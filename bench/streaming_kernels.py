@@ -149,3 +149,37 @@ def make_transpose(tile: int, per_thread: int):
                 out[y, x] = buf[tx, ty + j]
 
     return transpose_t
+
+
+def make_transpose_staged(tile: int, per_thread: int):
+    """make_transpose with each thread's loads of an interior tile staged in registers first: all
+    of them are issued before the first shared store, so per_thread loads are in flight."""
+    padded = tile + 1
+    step = tile // per_thread
+
+    @cuda.jit
+    def transpose_s(inp, out):
+        buf = cuda.shared.array((tile, padded), float32)
+        v = cuda.local.array(per_thread, float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        bx, by = cuda.blockIdx.x, cuda.blockIdx.y
+        rows, cols = inp.shape
+        x = bx * tile + tx
+        if (by + 1) * tile <= rows and (bx + 1) * tile <= cols:
+            for j in range(per_thread):
+                v[j] = inp[by * tile + ty + j * step, x]
+            for j in range(per_thread):
+                buf[ty + j * step, tx] = v[j]
+        else:
+            for j in range(per_thread):
+                y = by * tile + ty + j * step
+                if y < rows and x < cols:
+                    buf[ty + j * step, tx] = inp[y, x]
+        cuda.syncthreads()
+        x = by * tile + tx
+        for j in range(per_thread):
+            y = bx * tile + ty + j * step
+            if y < cols and x < rows:
+                out[y, x] = buf[tx, ty + j * step]
+
+    return transpose_s
