@@ -73,15 +73,17 @@ def group_ids(*cols):
     if key is not None:
         # a stable sort (timsort) is quick on logs, which come nearly sorted; np.unique's inverse is not
         order = np.argsort(key, kind="stable")
-        s = key[order]
-        change[1:] = s[1:] != s[:-1]
-        del s, key
+        key = key[order]  # sorted in place of the original: one key array alive, not two
+        np.not_equal(key[1:], key[:-1], out=change[1:])
+        del key
     else:
         order = np.lexsort(cols[::-1])
         for c in cols:
             s = c[order]
             change[1:] |= s[1:] != s[:-1]
-    gid_sorted = np.cumsum(change) - 1
+    gid_sorted = np.cumsum(change, dtype=np.int64)
+    del change
+    gid_sorted -= 1
     gid = np.empty(n, np.int64)
     gid[order] = gid_sorted
     return gid, int(gid_sorted[-1]) + 1

@@ -110,7 +110,8 @@ def coalescing_table(t):
     # sectors: distinct (group, sector) pairs, counting both ends of each element
     first = addr // 32
     last = (addr + itemsize - 1) // 32
-    pair_wid, _ = distinct(np.r_[wid, wid], np.r_[first, last])
+    spans = last != first  # an element inside one sector adds no second pair (most of them)
+    pair_wid, _ = distinct(np.r_[wid, wid[spans]], np.r_[first, last[spans]])
     sectors = np.bincount(pair_wid, minlength=nw)
     elem_wid, _, elem_size = distinct(wid, a.index[rows], itemsize)
     needed = np.bincount(elem_wid, weights=elem_size, minlength=nw)
