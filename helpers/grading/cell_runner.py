@@ -33,7 +33,7 @@ class CellRunner:
         self.job, self.emit = job, emit
         self.cell_timeout = float(job["cell_timeout"])
         self.grade_timeout = float(job.get("grade_timeout") or job["cell_timeout"])
-        self.pending = {}  # exercise id -> (answer, options, cell) recorded by the student's check
+        self.pending = {}  # exercise id -> (answer, options, cell) recorded by the student's check (described)
         # Excluded: crashed or hung the process in an earlier run, never graded again. An exercise
         # checked again later is graded again: the last check in the notebook counts.
         self.excluded = set(job.get("exclude", ()))

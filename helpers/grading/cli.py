@@ -139,6 +139,15 @@ def seed_for(salt: str, student: str, exercise: str) -> int:
     return int.from_bytes(digest[:8], "little") % 1_000_000
 
 
+def seeds_for(salt: str, student: str, nb) -> dict:
+    """Each exercise's seed, and beside it (``"<id> recheck"``) the secret from which the judge draws
+    the seeds of checks made after the student's process saw the inputs (judge.recheck_seed)."""
+    seeds = {e.id: seed_for(salt, student, e.id) for e in nb.exercises}
+    for e in nb.exercises:
+        seeds[f"{e.id} recheck"] = hashlib.sha256(f"{salt}\0{student}\0{e.id}\0recheck".encode()).hexdigest()
+    return seeds
+
+
 def decide_mode(wanted: str) -> tuple[str, list]:
     """("cpu", []) or ("gpu", [device ids for CUDA_VISIBLE_DEVICES, one per worker])."""
     if wanted == "cpu":
@@ -356,9 +365,7 @@ def _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, 
         finally:
             gpus.put(gpu)
 
-    manifest["seeds"] = {
-        sub.key: {e.id: seed_for(manifest["salt"], sub.student, e.id) for e in nb.exercises} for sub, nb, _ in todo
-    }
+    manifest["seeds"] = {sub.key: seeds_for(manifest["salt"], sub.student, nb) for sub, nb, _ in todo}
     process.STOP.clear()
     pool = cf.ThreadPoolExecutor(max_workers=jobs)
     futures = {pool.submit(work, i, sub, nb, fp): (sub, nb, fp) for i, (sub, nb, fp) in enumerate(todo)}

@@ -19,6 +19,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from . import process
 from .attempt import Attempt
@@ -117,7 +118,7 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None, jud
 def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
     from .judge import Channel, ChildGone, Judge, public_spec
 
-    specs, exercises = judge
+    specs, exercises, shown = judge
     read_fd, write_fd = os.pipe()
     try:
         proc, reader, started = _start(workdir, settings, gpu, attempt, hide_problems=True, pass_fds=(write_fd,))
@@ -134,7 +135,7 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
     child_job = {**job, "judge": True, "channel_fd": write_fd, "public": public_spec(modules), "exercises": []}
     try:
         channel.send(json.loads(json.dumps(child_job)))
-        Judge(specs, exercises, channel, job.get("pictures")).converse(attempt.lines, settings.cell_timeout)
+        Judge(specs, exercises, channel, job.get("pictures"), shown).converse(attempt.lines, settings.cell_timeout)
     except ChildGone as gone:
         attempt.killed, attempt.stuck, attempt.flooded = gone.killed, gone.stuck, gone.flooded
     finally:
@@ -210,15 +211,23 @@ def _judge_for(nb: CourseNotebook, specs: list):
         if ex is None:
             return None
         exercises[spec["id"]] = ex
-    return (specs, exercises) if judgeable(list(exercises.values())) else None
+    return JudgePlan(specs, exercises, {}) if judgeable(list(exercises.values())) else None
+
+
+class JudgePlan(NamedTuple):
+    """What the judge of each run of one submission grades with."""
+
+    specs: list
+    exercises: dict  # id -> Exercise
+    shown: dict  # id -> gradings whose inputs reached the student's process, over all runs (judge.py)
 
 
 def _judge_excluding(judge, exclude):
     """The judge of a rerun: exercises that crashed or hung an earlier run are not asked again."""
     if judge is None:
         return None
-    specs, exercises = judge
-    return [s for s in specs if s["id"] not in exclude], {k: v for k, v in exercises.items() if k not in exclude}
+    specs = [s for s in judge.specs if s["id"] not in exclude]
+    return JudgePlan(specs, {k: v for k, v in judge.exercises.items() if k not in exclude}, judge.shown)
 
 
 def grade_submission(
@@ -272,6 +281,7 @@ def grade_submission(
                 "answer": e.answer,
                 "options": e.options,
                 "seed": seeds[e.id],
+                "recheck": seeds.get(f"{e.id} recheck"),  # the secret of later checks' seeds (judge.py)
             }
             for e in nb.exercises
         ],

@@ -30,6 +30,7 @@ MAX_TOTAL = 512 << 20  # everything one child may send
 MAX_NOISE = 64 << 20  # lines that are not messages (as the results file's cap in an unjudged run)
 GRACE = 3.0
 _EVENTS = {"ready", "device", "cell", "between", "cell_error", "done", "tamper"}
+NO_INPUTS = {"resolve", "show"}  # requests that carry nothing of a check's inputs
 _PICTURES = threading.Lock()  # matplotlib's pyplot is not thread-safe: one picture saved at a time
 
 
@@ -99,6 +100,7 @@ class Channel:
         self.eof = False
         self.forged = 0  # lines that are not the grader's messages: written by the student's code
         self.noise = 0  # and their bytes
+        self.sent_inputs = False  # a request carried a check's inputs to the student's process
 
     def send(self, obj) -> None:
         try:
@@ -164,6 +166,8 @@ class Channel:
         """One operation in the child; its value, or the student's exception rebuilt here."""
         self.next_id += 1
         rid = self.next_id
+        if op not in NO_INPUTS:
+            self.sent_inputs = True
         self.send({"op": op, "id": rid, "body": _wire.encode(fields)})
         limit = self.settings.grade_timeout + GRACE
         while True:
@@ -186,11 +190,14 @@ class Channel:
 class Judge:
     """Grades one submission's recorded answers with the exercises held in this process."""
 
-    def __init__(self, specs: list, exercises: dict, channel: Channel, pictures: str | None):
+    def __init__(self, specs: list, exercises: dict, channel: Channel, pictures: str | None, shown=None):
         self.specs = {s["id"]: s for s in specs}
         self.exercises = exercises  # id -> Exercise (imported here, never in the child)
         self.channel, self.pictures = channel, pictures
         self.graded = set()
+        # id -> how many of its gradings sent inputs to the student's process (kept across a
+        # submission's runs: a file written in one run is there in the next)
+        self.shown = shown if shown is not None else {}
 
     def converse(self, lines: list, cell_timeout: float) -> None:
         """Follow the child from its start to its end, grading as checks arrive."""
@@ -292,8 +299,17 @@ class Judge:
                 }
             )
             return
-        with _elsewhere.judging(self.channel):  # CUDA C compiles and GPU launches go to the child
-            result = ex.grade(answer, seed=spec["seed"], watchdog=0, **options)  # ChildGone passes through
+        # A check after the student's process saw this exercise's inputs is graded on fresh ones: its
+        # answer was described after them and could hold their outputs (a table, a memo).
+        shown = self.shown.get(ex_id, 0)
+        seed = spec["seed"] if not shown else recheck_seed(spec, shown)
+        self.channel.sent_inputs = False
+        try:
+            with _elsewhere.judging(self.channel):  # CUDA C compiles and GPU launches go to the child
+                result = ex.grade(answer, seed=seed, watchdog=0, **options)  # ChildGone passes through
+        finally:
+            if self.channel.sent_inputs:
+                self.shown[ex_id] = shown + 1
         out = {
             **row,
             "status": str(result.status),
@@ -316,6 +332,16 @@ class Judge:
             except Exception:  # any failure: a picture is a bonus; the sentence says it all
                 pass
         lines.append(out)
+
+
+def recheck_seed(spec: dict, k: int) -> int:
+    """The seed of the k-th check graded after the student's process saw the exercise's inputs: from
+    the run's secret (``spec["recheck"]``, cli.py), so that knowing every earlier seed, which the inputs
+    give away, does not give this one."""
+    import hashlib
+
+    key = str(spec.get("recheck") or f"{spec['seed']}\0{spec['id']}")
+    return int.from_bytes(hashlib.sha256(f"{key}\0{k}".encode()).digest()[:8], "little") % 1_000_000
 
 
 def _event(msg: dict) -> dict:

@@ -41,8 +41,23 @@ class JudgedRunner(CellRunner):
         self.integrity = Integrity(stubs, gpu=self.on_gpu)
 
     def _record(self, ex_id, answer, options):
+        """check() was called: the answer is described now, inside the student's call, before the
+        judge has sent any input for it; the judge grades this description and asks for no other
+        (a kernel's source and globals, exercises/remote.py)."""
         if ex_id in self.wants and ex_id not in self.excluded:  # checked again: the later check counts
-            self.pending[ex_id] = (answer, options, self.cell)
+            described = self._described(answer, self.wants[ex_id])
+            opts = {str(k): self._described(v, "function" if callable(v) else "value") for k, v in options.items()}
+            self.pending[ex_id] = (described, opts, self.cell)
+
+    def _described(self, value, want):
+        """The description, under the cell's own timer (a second timer here would cancel it)."""
+        from .serve import MISSING
+
+        try:
+            got = self.server.describe(value, want)
+        except Exception:  # the student's objects may raise anything; a timeout still stops the cell
+            got = None
+        return got if got is not None else {"kind": "value", "value": None if value is MISSING else _Unreadable()}
 
     def _describe(self, value, want):
         from .serve import MISSING
@@ -57,16 +72,7 @@ class JudgedRunner(CellRunner):
         for ex_id in list(self.pending):
             answer, options, cell = self.pending.pop(ex_id)
             self.graded.add(ex_id)
-            out.append(
-                {
-                    "exercise": ex_id,
-                    "cell": cell,
-                    "answer": self._describe(answer, self.wants.get(ex_id, "function")),
-                    "options": {
-                        str(k): self._describe(v, "function" if callable(v) else "value") for k, v in options.items()
-                    },
-                }
-            )
+            out.append({"exercise": ex_id, "cell": cell, "answer": answer, "options": options})
         return out
 
     def serve(self):

@@ -49,7 +49,7 @@ def batch(tmp_path_factory):
 
 def test_batch_exits_zero_whatever_the_students_did(batch):
     assert batch["run"].returncode == 0, batch["run"].stderr[-3000:]
-    assert "Graded 30 submission(s)" in batch["run"].stdout
+    assert f"Graded {len(fx.submissions())} submission(s)" in batch["run"].stdout
 
 
 CASES = list(fx.submissions())

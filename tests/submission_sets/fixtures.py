@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from submission_sets import smuggling as sm
+
 STEM = "02_mini"
 EXERCISES = ("nb02.vector_add", "nb01.blocks_per_grid", "nb01.threads_launched", "nb02.histogram")
 
@@ -360,6 +362,9 @@ def submissions() -> dict:
         _statuses(P, F, NA, NA),
         graded_from={"nb02.vector_add": "cell 11", "nb01.blocks_per_grid": "cell 12"},
     )
+    # Answers made after the student's process read the grader's inputs (smuggling.py): never passed.
+    smuggled = cells(vector_add=sm.WRITES_NOTHING, extra=[sm.FORGER])
+    add("smuggler", smuggled, {**dict.fromkeys(EXERCISES, NA), "nb02.vector_add": F})
     # A kernel the notebook writes into its own folder and imports, as it works in Jupyter.
     add(
         "writefile",

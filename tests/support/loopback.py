@@ -9,7 +9,7 @@ import linecache
 from helpers import _elsewhere, _wire, env
 from helpers.exercises import remote
 from helpers.grading import workers
-from helpers.grading.judge import want
+from helpers.grading.judge import NO_INPUTS, want
 from helpers.grading.serve import Server, error_reply
 
 
@@ -63,11 +63,13 @@ class Loopback:
     def __init__(self):
         self.server = Server(on_gpu=env.on_gpu())  # on a GPU the checks also launch there, through "gpu"
         self.ops = []
+        self.sent_inputs = False
         self.nvrtc = LocalNvrtc(self.ops)  # the judge's own NVRTC process (grading/workers.py), here
         self.tracer = LocalTracer(self.ops)  # and its own tracer process
 
     def request(self, op, **fields):
         self.ops.append(op)
+        self.sent_inputs = self.sent_inputs or op not in NO_INPUTS  # as judge.Channel marks it
         body = through_the_wire(fields)
         try:
             with _elsewhere.judging(None):  # the student's process runs it with nothing redirected
