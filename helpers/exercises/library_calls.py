@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import inspect
 from typing import NamedTuple
 
 import numpy as np
@@ -19,16 +20,37 @@ import numpy as np
 from .._elsewhere import is_remote
 
 
+class CallSeen(NamedTuple):
+    """One counted library call: its array arguments (by parameter name) on the host, before and after."""
+
+    name: str
+    before: dict
+    after: dict
+
+
+def _arrays(fn, args, kwargs, host) -> dict:
+    try:
+        bound = dict(inspect.signature(fn).bind_partial(*args, **kwargs).arguments)
+    except (TypeError, ValueError):  # a signature the library hides: positions by number
+        bound = {**{str(i): a for i, a in enumerate(args)}, **kwargs}
+    return {k: host(v) for k, v in bound.items() if hasattr(v, "__cuda_array_interface__") or hasattr(v, "dtype")}
+
+
 @contextlib.contextmanager
-def counting(module, names):
-    """Count calls to module.<name> while the learner's function runs (the module object is shared)."""
+def counting(module, names, seen=None, host=np.asarray):
+    """Count calls to module.<name> while the learner's function runs (the module object is shared);
+    with ``seen``, record each call's arrays there (CallSeen) so a check can tell which data it ran on."""
     calls = dict.fromkeys(names, 0)
     saved = {n: getattr(module, n) for n in names}
 
     def wrap(name, fn):
         def counted(*args, **kwargs):
             calls[name] += 1
-            return fn(*args, **kwargs)
+            before = _arrays(fn, args, kwargs, host) if seen is not None else {}
+            done = fn(*args, **kwargs)
+            if seen is not None:
+                seen.append(CallSeen(name, before, _arrays(fn, args, kwargs, host)))
+            return done
 
         return counted
 
@@ -48,12 +70,14 @@ def to_host(cp, a):
 
 class DeviceCall(NamedTuple):
     """What a learner's function did with device arrays: its result and arguments afterwards (on the
-    host), the ``cuda.compute`` calls counted, and which parts of the result were device arrays."""
+    host), the ``cuda.compute`` calls counted, which parts of the result were device arrays, and the
+    counted calls' arrays (CallSeen)."""
 
     result: object
     calls: dict
     args: list
     on_device: list  # one bool per element of a returned tuple, else one for the result
+    seen: list = []
 
 
 def device_call(fn, host_args, count=()) -> DeviceCall:
@@ -62,21 +86,41 @@ def device_call(fn, host_args, count=()) -> DeviceCall:
 
     cp, cc = library("cupy"), library("cuda.compute")
     args = [cp.asarray(a) for a in host_args]
-    with counting(cc, tuple(count)) as calls:
+    seen = []
+    with counting(cc, tuple(count), seen, lambda a: to_host(cp, a)) as calls:
         got = fn(*args)
     parts = got if isinstance(got, tuple) else (got,)
     on_device = [isinstance(g, cp.ndarray) or hasattr(g, "__cuda_array_interface__") for g in parts]
     got = tuple(to_host(cp, g) for g in got) if isinstance(got, tuple) else to_host(cp, got)
-    return DeviceCall(got, dict(calls), [to_host(cp, a) for a in args], on_device)
+    return DeviceCall(got, dict(calls), [to_host(cp, a) for a in args], on_device, seen)
 
 
 def observed_call(fn, host_args, count=()) -> DeviceCall:
-    """device_call here, or in the student's process for a stand-in (exercises/remote.py)."""
+    """device_call here, or, for a function of the student's process (exercises/remote.py), in the
+    judge's own worker from the description taken at check(): the calls counted are the judge's."""
     if not is_remote(fn):
         return device_call(fn, host_args, count)
-    reply = fn.device_call(list(host_args), list(count))
+    reply = fn.library_call(list(host_args), list(count))
     calls = {str(k): int(v) for k, v in reply["calls"].items()}
-    return DeviceCall(reply["result"], calls, list(reply["args"]), [bool(v) for v in reply["on_device"]])
+    seen = [CallSeen(str(c[0]), dict(c[1]), dict(c[2])) for c in reply.get("seen") or ()]
+    return DeviceCall(reply["result"], calls, list(reply["args"]), [bool(v) for v in reply["on_device"]], seen)
+
+
+def ran_on(done: DeviceCall, name: str, reads: tuple, read, writes: tuple, wrote) -> bool:
+    """Whether a call to ``name`` read ``read`` (the input) through one of the parameters ``reads``
+    and wrote ``wrote`` (what the function returned) through one of ``writes``: a call on other data
+    (a dummy) computes nothing the function returns."""
+    for call in (c for c in done.seen if c.name == name):
+        got_in = [call.before[k] for k in reads if k in call.before]
+        got_out = [call.after[k] for k in writes if k in call.after]
+        if any(_same(a, read) for a in got_in) and any(_same(a, wrote) for a in got_out):
+            return True
+    return False
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
 
 
 def answer_facts(obj) -> dict:

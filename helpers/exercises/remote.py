@@ -147,6 +147,24 @@ class RemoteFunction:
             raise RemoteFailure("the grading process did not say what was asked of the answer")
         return reply[name]
 
+    def library_call(self, host_args: list, count: list):
+        """``fn(*device arrays)`` run again by the judge's own worker from the description the student's
+        process gave at check(), library calls counted there (grading/host.py)."""
+        from ..errors import LearnerError
+
+        described = self._desc.get("host")
+        tracer = getattr(self._channel, "tracer", None)
+        if not isinstance(described, dict) or not isinstance(described.get("request"), dict) or tracer is None:
+            why = described.get("skipped") if isinstance(described, dict) else None
+            raise LearnerError(
+                f"the grader runs {self.__name__} itself to watch its library calls, and could not rebuild it "
+                f"({why or 'it was not described'}): write it as one plain def that uses cp, cc and np."
+            )
+        reply = tracer.request("library_call", function=described["request"], args=list(host_args), count=count)
+        if not isinstance(reply, dict) or not {"result", "calls", "args", "on_device"} <= set(reply):
+            raise RemoteFailure("the grader's worker answered a library call without its counts")
+        return reply
+
     def device_call(self, host_args: list, count: list):
         """``fn(*device arrays)`` there with cuda.compute calls counted (exercises/library_calls.py)."""
         reply = self._channel.request("device_call", handle=self._handle, args=list(host_args), count=list(count))

@@ -131,6 +131,8 @@ class Server:
         from ..exercises.library_calls import answer_facts
 
         desc["facts"] = answer_facts(obj)  # what a check may ask of the object itself (notebook 12)
+        if desc["kind"] == "function" and inspect.isfunction(fn):  # run again by the judge (notebook 14)
+            desc["host"] = _host_description(fn)
         if desc["kind"] == "kernel":
             desc.update(cuda=bool(cuda), configured=bool(py is not None and not cuda))
             desc["device"] = bool(_numba.is_device_function(obj)) if cuda else False
@@ -250,6 +252,18 @@ def _kernel_description(kernel) -> dict:
     except describe.NotDescribable as e:
         return {"skipped": str(e)}
     except Exception as e:  # the student's own objects (a global's property...) may raise anything
+        return {"skipped": f"describing it raised {type(e).__name__}"}
+
+
+def _host_description(fn) -> dict:
+    """A plain function's source and globals, taken at check() as a kernel's is (grading/host.py)."""
+    from .host import NotRebuildable, describe
+
+    try:
+        return {"request": describe(fn)}
+    except NotRebuildable as e:
+        return {"skipped": str(e)}
+    except Exception as e:  # the student's own objects may raise anything
         return {"skipped": f"describing it raised {type(e).__name__}"}
 
 

@@ -181,7 +181,28 @@ def _show(body: dict, state: dict) -> dict:
     return picture(state.get("traces", {}).get(body.get("trace")), int(body.get("block") or 0))
 
 
-HANDLERS = {"nvrtc": {"nvrtc": _nvrtc}, "tracer": {"trace": _trace, "show": _show, "gpu": _gpu}}
+def _library_call(body: dict, state: dict) -> dict:
+    """The learner's host function rebuilt from its description (host.py) and called on device arrays
+    here, its library calls counted and recorded here (exercises/library_calls.py)."""
+    from ..errors import LearnerError
+    from ..exercises.library_calls import device_call
+    from .host import NotRebuildable, rebuild
+
+    try:
+        fn = rebuild(body["function"])
+    except NotRebuildable as e:
+        raise LearnerError(
+            f"the grader runs your function itself to watch its library calls, and cannot run this one: {e}; "
+            "write it as one plain def that uses cp, cc and np (no imports inside it, no names with underscores)."
+        ) from None
+    done = device_call(fn, list(body["args"]), list(body["count"]))
+    return {**done._asdict(), "seen": [list(c) for c in done.seen]}
+
+
+HANDLERS = {
+    "nvrtc": {"nvrtc": _nvrtc},
+    "tracer": {"trace": _trace, "show": _show, "gpu": _gpu, "library_call": _library_call},
+}
 
 
 def main(kind: str, seconds: float = COMPILE_TIMEOUT):

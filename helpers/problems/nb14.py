@@ -13,6 +13,7 @@ from helpers.errors import LearnerError
 from helpers.exercises import CallExercise, ValueExercise, register
 from helpers.exercises.base import fmt
 from helpers.exercises.library_calls import observed_call as _observed_call
+from helpers.exercises.library_calls import ran_on
 
 
 def observed_call(fn, args, names):
@@ -121,6 +122,11 @@ def _judge_offsets(fn, rng):
                 f"right numbers, but computed with {used}: this exercise is about cc.exclusive_scan, the "
                 "device-wide scan CUB runs in one pass over the data."
             )
+        if not ran_on(done, "exclusive_scan", ("d_in",), flags_h, ("d_out",), offsets):
+            return False, (
+                "right numbers, but not the ones cc.exclusive_scan computed: scan the flags you were given "
+                "(d_in=flags) into the offsets you return (d_out=offsets)."
+            )
     return (
         True,
         f"right offsets and counts for {len(sizes)} flag arrays (1 to {sizes[-1]} flags), with cc.exclusive_scan.",
@@ -186,6 +192,11 @@ def _judge_sort(fn, rng):
                 "right order, but not with cc.radix_sort: this exercise is about CUB's radix sort, which sorts "
                 "descending without a reversed copy."
             )
+        if not ran_on(done, "radix_sort", ("d_in_keys",), keys_h, ("d_out_keys",), got):
+            return False, (
+                "right order, but not the one cc.radix_sort computed: sort the keys you were given "
+                "(d_in_keys=keys) into the array you return (d_out_keys=out)."
+            )
     return True, "sorted uint32 keys (with ties) and float32 keys (with negatives) largest first, with cc.radix_sort."
 
 
@@ -219,7 +230,23 @@ def _sort_solution():
     )
 
 
+def _as_written(text, name):
+    """The solution as a notebook cell defines it (cp, cc and np its globals, its source readable): the
+    judge runs a library answer again from that description (grading/host.py), and the references
+    reach cp and cc through helpers."""
+    import linecache
+
+    cp, cc = _libs()
+    filename = f"<solution {name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns = {"cp": cp, "cc": cc, "np": np}
+    exec(compile(text, filename, "exec"), ns)  # noqa: S102 - the course's own solution text
+    return ns[name]
+
+
 compaction_offsets._solution_text = _offsets_solution  # the reference reaches cp and cc through helpers
 sort_descending._solution_text = _sort_solution
+compaction_offsets.reference_answer = lambda: _as_written(_offsets_solution(), "compaction_offsets")
+sort_descending.reference_answer = lambda: _as_written(_sort_solution(), "sort_descending")
 
 EXERCISES = register(__name__, globals())

@@ -16,7 +16,7 @@ from helpers.exercises.libraries import CudaCExercise
 from helpers.grading.judge import judgeable
 from helpers.problems import MODULES, all_exercises
 from support.catalogue import WRONG, function_with, grade_reference, placeholder, placeholder_kernel
-from support.loopback import grade_judged
+from support.loopback import Loopback, grade_judged
 
 pytestmark = pytest.mark.usefixtures("progress_file")  # tests/conftest.py
 
@@ -42,8 +42,8 @@ def test_reference_passes_through_the_judge(ex):
         assert "gpu" not in chan.ops and (not env.on_gpu() or "judge gpu" in chan.ops)
     if isinstance(ex, CudaCExercise):
         assert "nvrtc" in chan.ops  # the student's CUDA C was compiled by the judge's NVRTC process
-    if getattr(ex, "remote_ok", False):  # the function ran in the student's process
-        assert {"pycuda_call", "device_call", "call", "storage_call", "core_launch"} & set(chan.ops)
+    if getattr(ex, "remote_ok", False):  # the function ran in the student's process (notebook 14's: the judge's)
+        assert {"pycuda_call", "judge library_call", "call", "storage_call", "core_launch"} & set(chan.ops)
 
 
 CASES = [(ex, w) for ex in EXERCISES for w in WRONG[ex.notebook].get(ex.name, [])]
@@ -121,3 +121,134 @@ def test_pipeline_learner_errors_read_the_same_through_the_judge(ex):
     raises = function_with(["kernel", "x"], "raise ValueError('no')")
     assert "raised ValueError: no" in _same(ex, raises).message
     assert "remove @cuda.jit" in _same(ex, cuda.jit(ex.reference)).message
+
+
+class Recorder(Loopback):
+    """A student's process that keeps every input the judge sends it."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def request(self, op, **fields):
+        if op == "trace":
+            self.seen.append([a.copy() for a in fields["args"]])
+        return super().request(op, **fields)
+
+
+@cuda.jit
+def _refused_vector_add(a, b, out):  # Numba refuses the list: traced in the student's process, with the inputs
+    i = cuda.grid(1)
+    if i < out.size:
+        tmp = [a[i]]
+        out[i] = tmp[0] + b[i]
+
+
+@cuda.jit
+def _writes_nothing(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = 0.0
+
+
+_TABLE = (
+    "def vector_add(a, b, out):\n    i = cuda.grid(1)\n    if i < out.size:\n        off = 0\n"
+    "        for k in range(len(SIZES)):\n            if SIZES[k] == out.size:\n                out[i] = ANS[off + i]\n"
+    "            off += SIZES[k]\n"
+)
+
+
+def test_a_check_after_the_student_process_saw_the_inputs_gets_fresh_ones(monkeypatch):
+    """A first check whose kernel is traced in the student's process shows it the inputs; a second check
+    describing a kernel whose table holds those outputs (any size) must not pass on them."""
+    from helpers.compile_check import trust
+    from helpers.grading.judge import Judge
+    from helpers.problems import nb02
+
+    monkeypatch.setattr(trust, "MAX_ARRAY", 10**6)  # even a table of any size
+    chan = Recorder()
+    spec = {"id": "nb02.vector_add", "seed": 7, "options": {}, "answer": "vector_add"}
+    judge = Judge([spec], {"nb02.vector_add": nb02.vector_add}, chan, None)
+    lines = []
+    judge.grade_one("nb02.vector_add", chan.server.describe(_refused_vector_add, "kernel"), {}, "cell 5", lines, 4)
+    assert lines[-1]["status"] == "failed" and chan.seen
+    sizes = [int(args[2].size) for args in chan.seen]
+    answers = [float(v) for args in chan.seen for v in args[0] + args[1]]
+    desc = chan.server.describe(_writes_nothing, "kernel")
+    request = desc["compile"]["request"]
+    request["functions"][0].update(source=_TABLE, name="vector_add")
+    request.update(kernel="vector_add", params=["a", "b", "out"])
+    request["globals"].update(SIZES=("literal", repr(tuple(sizes))), ANS=("literal", repr(tuple(answers))))
+    judge.grade_one("nb02.vector_add", desc, {}, "cell 6", lines, 5)
+    assert lines[-1]["status"] == "failed", lines[-1]
+    assert lines[-1]["seed"] != 7  # and the feedback names the inputs it was graded on
+
+
+_NUMPY_OFFSETS = (
+    "def compaction_offsets(flags):\n    h = cp.asnumpy(flags)\n"
+    "    dummy = cp.empty(1, dtype=np.int32)\n"
+    "    cc.exclusive_scan(d_in=cp.asarray(h[:1]), d_out=dummy, op=cc.OpKind.PLUS,\n"
+    "                      init_value=np.zeros(1, np.int32), num_items=1)\n"
+    "    offsets = np.concatenate(([0], np.cumsum(h)[:-1])).astype(np.int32)\n"
+    "    return cp.asarray(offsets), int(h.sum())\n"
+)
+
+
+def _library_answer(src):
+    import linecache
+
+    from helpers.standins import library
+
+    linecache.cache["<cell>"] = (len(src), None, src.splitlines(True), "<cell>")  # as the child keeps a cell's
+    ns = {"cp": library("cupy"), "cc": library("cuda.compute"), "np": __import__("numpy")}
+    exec(compile(src, "<cell>", "exec"), ns)  # noqa: S102 - the test's own answer
+    return ns["compaction_offsets"]
+
+
+def test_a_library_call_on_other_data_does_not_count():
+    """NumPy does the work and cc.exclusive_scan runs once on a dummy: graded failed, directly and judged."""
+    from helpers.problems import nb14
+
+    fn = _library_answer(_NUMPY_OFFSETS)
+    direct = nb14.compaction_offsets.grade(fn, seed=3)
+    judged, chan = grade_judged(nb14.compaction_offsets, fn, 3, {})
+    assert direct.status == judged.status == "failed", judged.line()
+    assert "not the ones cc.exclusive_scan computed" in judged.message
+    assert "judge library_call" in chan.ops and "device_call" not in chan.ops  # counted by the judge's worker
+
+
+class CountForger(Loopback):
+    """A student's process that reports one cc.exclusive_scan call whatever its function did (a patched
+    json.dumps, or the counted functions replaced)."""
+
+    def request(self, op, **fields):
+        reply = super().request(op, **fields)
+        if op == "device_call":
+            reply["calls"] = {"exclusive_scan": 1, "inclusive_scan": 0}
+        return reply
+
+
+def test_library_call_counts_from_the_student_process_are_not_believed(monkeypatch):
+    from helpers.problems import nb14
+
+    numpy_only = _library_answer(
+        "def compaction_offsets(flags):\n    h = cp.asnumpy(flags)\n"
+        "    return cp.asarray(np.concatenate(([0], np.cumsum(h)[:-1])).astype(np.int32)), int(h.sum())\n"
+    )
+    monkeypatch.setattr("support.loopback.Loopback", CountForger)
+    judged, _ = grade_judged(nb14.compaction_offsets, numpy_only, 3, {})
+    assert judged.status == "failed", judged.line()
+    assert "something other than cuda.compute" in judged.message
+
+
+def test_a_library_function_the_judge_cannot_rebuild_fails_in_one_sentence():
+    from helpers.problems import nb14
+
+    sneaky = _library_answer(
+        "def compaction_offsets(flags):\n    import numpy\n    h = cp.asnumpy(flags)\n"
+        "    return cp.asarray(numpy.cumsum(h).astype(numpy.int32)), int(h.sum())\n"
+    )
+    judged, _ = grade_judged(nb14.compaction_offsets, sneaky, 3, {})
+    assert judged.status != "passed"
+    assert "cannot run this one: compaction_offsets uses import" in judged.message
+    assert "Traceback" not in judged.message

@@ -1,0 +1,63 @@
+"""A library answer is described in the student's process and run again in the judge's worker
+(helpers/grading/host.py): only source that cannot reach the worker's frames, modules or counts is
+run, and the libraries it sees hand out no module."""
+
+import pytest
+
+from helpers.grading import host
+
+GOOD = "def f(x):\n    out = cp.empty_like(x)\n    return out\n"
+
+
+def _desc(source, **globals_):
+    return {"function": "f", "functions": [{"name": "f", "source": source}], "globals": globals_}
+
+
+@pytest.mark.parametrize(
+    "source,words",
+    [
+        ("def f(x):\n    import os\n    return x\n", "uses import"),
+        ("def f(x):\n    return (i for i in ()).gi_frame.f_back\n", "reads .(gi_frame|f_back)"),
+        ("def f(x):\n    return x.__class__\n", "reads .__class__"),
+        ("def f(x):\n    cc.exclusive_scan = len\n    return x\n", "assigns to .exclusive_scan"),
+        ("def f(x):\n    return '{0.__class__}'.format(x)\n", "reads .format"),
+        ("def f(x):\n    return __builtins__\n", "uses __builtins__"),
+        ("class f:\n    pass\n", "not one def"),
+    ],
+)
+def test_source_that_could_reach_the_worker_is_refused(source, words):
+    with pytest.raises(host.NotRebuildable, match=words):
+        host.vet(_desc(source, cp=("module", "cupy")))
+
+
+def test_only_the_course_libraries_and_small_constants_are_globals():
+    with pytest.raises(host.NotRebuildable, match="not a library"):
+        host.vet(_desc(GOOD, cp=("module", "os")))
+    with pytest.raises(host.NotRebuildable, match="larger than 256"):
+        host.vet(_desc(GOOD, T=("array", "<f4", [0.0] * 300, [300])))
+    with pytest.raises(host.NotRebuildable, match="oddly"):
+        host.vet(_desc(GOOD, T=("literal", repr(tuple(range(10))))))
+
+
+def test_the_rebuilt_function_sees_libraries_without_their_modules_or_builtins_beyond_the_safe_ones():
+    fn = host.rebuild(_desc("def f(x):\n    return np.ctypeslib\n", np=("module", "numpy")))
+    with pytest.raises(AttributeError, match="a module"):
+        fn(1)
+    fn = host.rebuild(_desc("def f(x):\n    return open('/etc/passwd')\n"))
+    with pytest.raises(NameError):
+        fn(1)
+    assert host.rebuild(_desc("def f(x):\n    return np.cumsum(x)[-1]\n", np=("module", "numpy")))([1, 2]) == 3
+
+
+def test_a_plain_function_is_described_with_its_own_helpers():
+    import numpy as np
+
+    def helper(x):
+        return np.cumsum(x)
+
+    def f(x):
+        return helper(x)
+
+    desc = host.vet(host.describe(f))
+    assert [g["name"] for g in desc["functions"]] == ["f", "helper"]
+    assert host.rebuild(desc)(np.arange(3)).tolist() == [0, 1, 3]
