@@ -6,8 +6,9 @@ right only by luck, an event on another stream times something else). Numba's CP
 everything at once and its events have no clock, so the numbers alone prove nothing there. While
 ``recording(kernel)`` is active, the course's calls into ``numba.cuda`` (simulator or real) are
 wrapped so that each stream, event, copy, launch and synchronisation lands in one ordered log, with
-the device and host memory each copy or launch touched; the real call still runs. The rules in
-``helpers/problems/nb16.py`` read that log, the same in CPU and GPU mode.
+the device and host memory each copy or launch touched; the real call still runs. The rules read
+that log, the same in CPU and GPU mode: timing one launch here, the pipeline's in
+``helpers/problems/nb16.py``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import numpy as np
 
 from .. import env
 from ..errors import LearnerError
+from .base import fmt
 from .launch import validate_launch
-from .pipeline import _is_device_array, _threads_in
+from .pipeline import _is_device_array, _threads_in, launch_shape_problem
 
 # CPU mode: the simulator's events have no clock (elapsed_time gives -1.0), so a recorded event's time
 # is modelled as this many ms per kernel launch queued before it; the rules only need its sign and zero.
@@ -358,4 +360,83 @@ def unordered_reads(log: StreamLog):
             writers = [i for i in range(j) if any(overlaps(r, w) for w in log.ops[i].writes)]
             if writers and not ordered_after(log, writers[-1], j):
                 return writers[-1], j
+    return None
+
+
+# ----------------------------------------------------------------------------- timing one launch (notebook 16)
+
+
+def one_launch_problem(log, name) -> str | None:
+    """One launch, on the given stream, with threads for every element and no spare block."""
+    launches = log.of("launch")
+    if not launches:
+        return f"{name} never launched the kernel: launch it once, kernel[blocks, threads, stream](d_x, d_out)."
+    if len(launches) > 1:
+        return f"{name} launched the kernel {len(launches)} times; time one launch between the two events."
+    _, launch = launches[0]
+    if launch.stream != "stream 1":
+        return (
+            f"the kernel ran on {where(launch.stream)}, not on the stream {name} was given: launch it as "
+            "kernel[blocks, threads, stream](d_x, d_out)."
+        )
+    if launch.threads < launch.size:
+        return (
+            f"the launch starts {launch.threads} threads for {launch.size} elements: round the blocks up, "
+            "(n + threads - 1) // threads."
+        )
+    return launch_shape_problem(f"for n = {launch.size}", launch.size, launch.threads, launch.block)
+
+
+def where(stream: str) -> str:
+    return {"default": "the default stream", "another stream": "a stream not made by cuda.stream()"}.get(stream, stream)
+
+
+def timing_problem(log, got, name) -> str | None:
+    if problem := one_launch_problem(log, name):
+        return problem
+    li, launch = log.of("launch")[0]
+    records = log.of("record")
+    before = [(i, op) for i, op in records if i < li]
+    after = [(i, op) for i, op in records if i > li]
+    if not before:
+        return (
+            "no event was recorded before the launch: call start.record(stream) before kernel[...], so "
+            "the kernel lies between the two events."
+        )
+    if not after:
+        return (
+            "no event was recorded after the launch: call end.record(stream) after kernel[...], so "
+            "the kernel lies between the two events."
+        )
+    (_, start), (ei, end) = before[-1], after[0]
+    for op in (start, end):
+        if op.stream != launch.stream:
+            return (
+                f"an event was recorded on {where(op.stream)} while the kernel ran on the stream you were given, "
+                "so it marks another queue: pass that stream, start.record(stream) and end.record(stream)."
+            )
+    if {start.event, end.event} & log.untimed:
+        return "an event made with cuda.event(timing=False) keeps no time: make both with cuda.event()."
+    reads = [(i, op) for i, op in log.of("elapsed") if i > ei and set(op.pair) == {start.event, end.event}]
+    if not reads:
+        return "the time was never read: return start.elapsed_time(end), the milliseconds between the two events."
+    xi, read = reads[-1]
+    if read.pair != (start.event, end.event):
+        return (
+            "the events are swapped: start.elapsed_time(end) (or cuda.event_elapsed_time(start, end)) measures from "
+            "start to end; end.elapsed_time(start) is that time negated."
+        )
+    waited = any(op.kind == "event_sync" and op.event == end.event for op in log.ops[ei + 1 : xi])
+    if not (waited or finished_after(log, launch.stream, ei, xi)):
+        return (
+            "the time was read before the host waited for end: call end.synchronize() after end.record(stream) and "
+            "before elapsed_time, or the read fails (CUDA_ERROR_NOT_READY) whenever the kernel is still running."
+        )
+    if isinstance(got, bool) or not isinstance(got, (float, np.floating)):
+        return f"{name} returned {fmt(got)}; return the milliseconds elapsed_time gave (a float)."
+    if float(got) != read.value:
+        return (
+            f"{name} returned {fmt(got)}, not the {read.value:g} ms elapsed_time gave: return that number itself "
+            "(a host clock times the queueing of the launch, not the kernel)."
+        )
     return None

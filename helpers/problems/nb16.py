@@ -16,7 +16,7 @@ from helpers import env
 from helpers.exercises import CallExercise, register
 from helpers.exercises.base import fmt
 from helpers.exercises.pipeline import launch_shape_problem
-from helpers.exercises.streams import finished_after, recording, unordered_reads
+from helpers.exercises.streams import finished_after, recording, timing_problem, unordered_reads, where
 
 
 @cuda.jit
@@ -44,85 +44,10 @@ def _time_kernel(kernel, d_x, d_out, stream):
     return start.elapsed_time(end)
 
 
-def _launch_problem(log, name) -> str | None:
-    """One launch, on the given stream, with threads for every element and no spare block."""
-    launches = log.of("launch")
-    if not launches:
-        return f"{name} never launched the kernel: launch it once, kernel[blocks, threads, stream](d_x, d_out)."
-    if len(launches) > 1:
-        return f"{name} launched the kernel {len(launches)} times; time one launch between the two events."
-    _, launch = launches[0]
-    if launch.stream != "stream 1":
-        return (
-            f"the kernel ran on {_where(launch.stream)}, not on the stream {name} was given: launch it as "
-            "kernel[blocks, threads, stream](d_x, d_out)."
-        )
-    if launch.threads < launch.size:
-        return (
-            f"the launch starts {launch.threads} threads for {launch.size} elements: round the blocks up, "
-            "(n + threads - 1) // threads."
-        )
-    return launch_shape_problem(f"for n = {launch.size}", launch.size, launch.threads, launch.block)
-
-
-def _where(stream: str) -> str:
-    return {"default": "the default stream", "another stream": "a stream not made by cuda.stream()"}.get(stream, stream)
-
-
-def _timing_problem(log, got, name) -> str | None:
-    if problem := _launch_problem(log, name):
-        return problem
-    li, launch = log.of("launch")[0]
-    records = log.of("record")
-    before = [(i, op) for i, op in records if i < li]
-    after = [(i, op) for i, op in records if i > li]
-    if not before:
-        return (
-            "no event was recorded before the launch: call start.record(stream) before kernel[...], so "
-            "the kernel lies between the two events."
-        )
-    if not after:
-        return (
-            "no event was recorded after the launch: call end.record(stream) after kernel[...], so "
-            "the kernel lies between the two events."
-        )
-    (_, start), (ei, end) = before[-1], after[0]
-    for op in (start, end):
-        if op.stream != launch.stream:
-            return (
-                f"an event was recorded on {_where(op.stream)} while the kernel ran on the stream you were given, "
-                "so it marks another queue: pass that stream, start.record(stream) and end.record(stream)."
-            )
-    if {start.event, end.event} & log.untimed:
-        return "an event made with cuda.event(timing=False) keeps no time: make both with cuda.event()."
-    reads = [(i, op) for i, op in log.of("elapsed") if i > ei and set(op.pair) == {start.event, end.event}]
-    if not reads:
-        return "the time was never read: return start.elapsed_time(end), the milliseconds between the two events."
-    xi, read = reads[-1]
-    if read.pair != (start.event, end.event):
-        return (
-            "the events are swapped: start.elapsed_time(end) (or cuda.event_elapsed_time(start, end)) measures from "
-            "start to end; end.elapsed_time(start) is that time negated."
-        )
-    waited = any(op.kind == "event_sync" and op.event == end.event for op in log.ops[ei + 1 : xi])
-    if not (waited or finished_after(log, launch.stream, ei, xi)):
-        return (
-            "the time was read before the host waited for end: call end.synchronize() after end.record(stream) and "
-            "before elapsed_time, or the read fails (CUDA_ERROR_NOT_READY) whenever the kernel is still running."
-        )
-    if isinstance(got, bool) or not isinstance(got, (float, np.floating)):
-        return f"{name} returned {fmt(got)}; return the milliseconds elapsed_time gave (a float)."
-    if float(got) != read.value:
-        return (
-            f"{name} returned {fmt(got)}, not the {read.value:g} ms elapsed_time gave: return that number itself "
-            "(a host clock times the queueing of the launch, not the kernel)."
-        )
-    return None
-
-
 def _judge_time(fn, rng):
     name = getattr(fn, "__name__", "time_kernel")
-    sizes = [int(rng.integers(300, 600))] if not env.on_gpu() else [1 << 20, int(rng.integers(1000, 5000))]
+    # an exact multiple of the block (a spare block shows), one past it (a missing block shows), and one drawn
+    sizes = [384, 257, int(rng.integers(300, 600))] if not env.on_gpu() else [1 << 20, (1 << 16) + 1, 3000]
     for n in sizes:
         x = rng.uniform(-4, 4, n).astype(np.float32)
         stream = cuda.stream()
@@ -132,8 +57,10 @@ def _judge_time(fn, rng):
             log.name(stream, "stream")
             got = fn(spy, d_x, d_out, stream)
         stream.synchronize()
-        if problem := _timing_problem(log, got, name):
+        if problem := timing_problem(log, got, name):
             return False, f"for n = {n}, {problem}"
+        if not np.array_equal(d_x.copy_to_host(), x):
+            return False, f"{name} changed d_x, the kernel's input: leave it as it was."
         if not np.allclose(d_out.copy_to_host(), _expect(x), rtol=1e-6, atol=1e-6):
             return False, f"for n = {n}, the kernel's output is wrong: launch it on d_x and d_out, in that order."
     how = "modelled in CPU mode, where the simulator has no clock" if not env.on_gpu() else "read on the GPU"
@@ -187,7 +114,7 @@ def _copy_problem(log, kind, k) -> str | None:
                 "own): pass stream=s, the chunk's stream, to every copy."
             )
         if op.stream in ("default", "another stream"):
-            return f"a copy {way} went to {_where(op.stream)}: pass stream=s, the chunk's cuda.stream()."
+            return f"a copy {way} went to {where(op.stream)}: pass stream=s, the chunk's cuda.stream()."
         if not op.pinned:
             side = "x" if kind == "h2d" else "the result"
             return (
@@ -204,7 +131,7 @@ def _pipeline_problem(log, k) -> str | None:
         return "the kernel was never launched: launch it once per chunk, kernel[blocks, threads, s](d_in, d_out)."
     for _, op in launches:
         if op.stream in ("default", "another stream"):
-            return f"a launch went to {_where(op.stream)}: launch each chunk on its own stream from cuda.stream()."
+            return f"a launch went to {where(op.stream)}: launch each chunk on its own stream from cuda.stream()."
     if len(launches) == 1 and k > 1:
         return (
             "the whole array went in one launch, so nothing overlaps: cut x into n_streams chunks and launch once "
@@ -248,9 +175,9 @@ _OP = {"h2d": "copy to the GPU", "d2h": "copy to the host", "launch": "launch"}
 def _judge_pipeline(fn, rng):
     name = getattr(fn, "__name__", "pipeline")
     if env.on_gpu():
-        cases = [(int(rng.integers(1 << 20, 1 << 21)), 4), (int(rng.integers(5000, 9000)), 3), (4096, 2)]
-    else:  # the simulator runs each thread in Python: small chunks
-        cases = [(int(rng.integers(300, 500)), 3), (256, 2), (int(rng.integers(520, 700)), 4)]
+        cases = [(int(rng.integers(1 << 20, 1 << 21)), 4), (3 * ((1 << 14) + 1), 3), (4096, 2)]
+    else:  # the simulator runs each thread in Python: small chunks, of 128 and of 129 among them
+        cases = [(int(rng.integers(300, 500)), 3), (256, 2), (387, 3), (int(rng.integers(520, 700)), 4)]
     for n, k in cases:
         x = rng.uniform(-4, 4, n).astype(np.float32)
         before = x.copy()
@@ -295,9 +222,10 @@ pipeline = CallExercise(
 
 # ----------------------------------------------------------------------------- 3. a CUDA graph of launches
 
-# The same sources as notebook 00's add_one and notebook 10's probe, so the differential corpus has them already.
-_add_one_src = 'extern "C" __global__ void add_one(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1.0f; }'  # noqa: E501
-_twice_src = (
+# The same sources as notebook 00's add_one and notebook 10's probe, so the differential corpus has them already;
+# notebook 16 prints and launches these two (a copy in the notebook would be a new source for the corpus).
+ADD_ONE_SRC = 'extern "C" __global__ void add_one(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1.0f; }'  # noqa: E501
+TWICE_SRC = (
     'extern "C" __global__ void twice(float* x, int n) '
     "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }"
 )
@@ -348,14 +276,44 @@ def _replay_problem(got, x0, steps) -> str:
     return f"after one replay x[{i}] is {fmt(got[i])} but should be {fmt(_rounds(x0, steps)[i])}."
 
 
+class _Logged:
+    """The course's kernel, handed to the learner: each call's grid and block are logged, then it runs."""
+
+    def __init__(self, kernel, name, log):
+        self._kernel, self.__name__, self._log = kernel, name, log
+
+    def __call__(self, grid, block, args, **kwargs):
+        self._log.append((self.__name__, grid, block))
+        return self._kernel(grid, block, args, **kwargs)
+
+
+def _threads(dim) -> int:
+    return int(np.prod([int(d) for d in dim])) if isinstance(dim, (tuple, list)) else int(dim)
+
+
+def _launches_problem(log, n, steps) -> str | None:
+    names = [k for k, _, _ in log]
+    if names != ["add_one", "twice"] * steps:
+        return None  # the replay says what the graph holds
+    for _, grid, block in log:
+        total, per_block = _threads(grid) * _threads(block), _threads(block)
+        if total < n:
+            return f"a launch starts {total} threads for {n} elements: round the blocks up, (n + 127) // 128."
+        if shape := launch_shape_problem(f"for n = {n}", n, total, per_block):
+            return shape
+    return None
+
+
 def _judge_graph(fn, rng):
     cp = _cupy()
     name = getattr(fn, "__name__", "capture_steps")
-    add_one, twice = cp.RawKernel(_add_one_src, "add_one"), cp.RawKernel(_twice_src, "twice")
+    log = []
+    add_one = _Logged(cp.RawKernel(ADD_ONE_SRC, "add_one"), "add_one", log)
+    twice = _Logged(cp.RawKernel(TWICE_SRC, "twice"), "twice", log)
     if env.on_gpu():
-        cases = [(int(rng.integers(1 << 16, 1 << 17)), 5), (int(rng.integers(100, 1000)), 3)]
-    else:  # each replayed launch runs thread by thread from its PTX
-        cases = [(int(rng.integers(100, 200)), 3), (int(rng.integers(30, 90)), 2)]
+        cases = [(1 << 16, 5), ((1 << 14) + 1, 3), (int(rng.integers(100, 1000)), 2)]
+    else:  # each replayed launch runs thread by thread from its PTX: an exact multiple, one past, one drawn
+        cases = [(128, 3), (129, 2), (int(rng.integers(30, 120)), 2)]
     for n, steps in cases:
         if not env.on_gpu():
             from helpers.standins import cupy_streams
@@ -363,6 +321,7 @@ def _judge_graph(fn, rng):
             cupy_streams.reset()  # a capture an earlier wrong answer left open
         x0 = rng.integers(0, 8, n).astype(np.float32)
         x = cp.asarray(x0)
+        log.clear()
         try:
             graph = fn(add_one, twice, x, steps)
             if env.on_gpu():
@@ -376,6 +335,8 @@ def _judge_graph(fn, rng):
             )
         if not isinstance(graph, cp.cuda.Graph):
             return False, f"{name} returned {fmt(graph)}; return the graph stream.end_capture() gave, unlaunched."
+        if problem := _launches_problem(log, n, steps):
+            return False, problem
         if not np.array_equal(cp.asnumpy(x), x0):
             return False, (
                 f"x changed while {name} ran, so launches ran instead of being captured (or the graph was "
