@@ -21,6 +21,7 @@ import numpy as np
 from numba import cuda
 from helpers import cuda_c, geometry, trace
 from helpers.problems import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb13, nb14, nb15
+from helpers.problems import nb16
 
 
 class Evil:
@@ -1464,6 +1465,23 @@ case(
     "def sort_descending(keys):\n    return sorted(keys)[::-1]\nnb14.sort_descending.check(sort_descending)",
 )
 case(
+    "time_kernel_events_on_the_default_stream",
+    r"an event was recorded on the default stream",
+    "def time_kernel(kernel, d_x, d_out, stream):\n    start, end = cuda.event(), cuda.event()\n    start.record()\n"
+    "    kernel[(d_x.size + 127) // 128, 128, stream](d_x, d_out)\n    end.record()\n    end.synchronize()\n"
+    "    return start.elapsed_time(end)\nnb16.time_kernel.check(time_kernel)",
+)
+case(
+    "pipeline_never_launches",
+    r"the kernel was never launched",
+    "def pipeline(kernel, x, n_streams):\n    return 2 * x + 1\nnb16.pipeline.check(pipeline)",
+)
+case(
+    "capture_steps_returns_x",
+    r"capture_steps returned .*; return the graph stream.end_capture\(\) gave",
+    "def capture_steps(add_one, twice, x, n_steps):\n    return x\nnb16.capture_steps.check(capture_steps)",
+)
+case(
     "dram_gbs_reads_only",
     r"count the bytes written too",
     "def dram_gbs(row):\n    return row['dram__bytes_read.sum'] / row['gpu__time_duration.sum']\nnb15.dram_gbs.check(dram_gbs)",
@@ -1576,6 +1594,9 @@ EXERCISES = {
     "nb15.race_tool": ("42", r"should be one of the names .*not the number 42"),
     "nb15.dram_gbs": ("'text'", FUNCTION),
     "nb15.missed_by_all": ("[[1, 2], [3]]", FUNCTION),
+    "nb16.time_kernel": ("42", r"pass your function itself, e.g. check\(time_kernel\)"),
+    "nb16.pipeline": ("'text'", r"pass your function itself, e.g. check\(pipeline\)"),
+    "nb16.capture_steps": ("3.5", r"pass your function itself, e.g. check\(capture_steps\)"),
 }
 # What a hostile object (every protocol raises) must come back as, by the exercise's kind: never a repr that raised.
 HOSTILE = r"(pass your (function|@cuda.jit kernel) itself|give the CUDA C as a string|give four strings|your (answer|code) raised RuntimeError|a Evil object)"
