@@ -67,8 +67,9 @@ def launch_cost(cp, cuda, np, n_kernels: int, rounds: int) -> dict:
     raw = cp.RawKernel(ADD_ONE_SRC, "add_one")
     out = {}
     for lib in ("cupy", "numba"):
-        a = cp.zeros(THREADS, dtype=cp.float32)
         s = cp.cuda.Stream(non_blocking=True)
+        with s:
+            a = cp.zeros(THREADS, dtype=cp.float32)  # zeroed on s: a non-blocking stream does not wait for stream 0
         ns = cuda.external_stream(s.ptr)  # Numba launches queued on the same CUDA stream
         # a Numba view made once, without sync: passing the CuPy array would make Numba synchronize the stream
         # named in its __cuda_array_interface__ at every launch, which a capture forbids
