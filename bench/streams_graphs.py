@@ -58,11 +58,13 @@ def per_kernel(run, sync, n_kernels: int, rounds: int) -> dict:
 def launch_cost(cp, cuda, np, n_kernels: int, rounds: int) -> dict:
     """Each library's one-by-one and graph-replay host time per kernel, with the count of increments checked."""
 
+    import numba
+
     @cuda.jit
     def add_one_numba(a):
         i = cuda.grid(1)
         if i < a.size:
-            a[i] += 1.0
+            a[i] += numba.float32(1.0)
 
     raw = cp.RawKernel(ADD_ONE_SRC, "add_one")
     out = {}
@@ -114,11 +116,13 @@ def launch_cost(cp, cuda, np, n_kernels: int, rounds: int) -> dict:
 def overlap(cp, cuda, np, elements: int, chunks: int, rounds: int) -> dict:
     """ms for the copy in, the kernel and the copy out, three ways, each result checked."""
 
+    import numba
+
     @cuda.jit
     def twice_plus_one(x, out):
         i = cuda.grid(1)
         if i < out.size:
-            out[i] = 2.0 * x[i] + 1.0
+            out[i] = numba.float32(2.0) * x[i] + numba.float32(1.0)
 
     x = np.random.default_rng(0).uniform(-4, 4, elements).astype(np.float32)
     x_pinned, out_pinned = cuda.pinned_array_like(x), cuda.pinned_array_like(x)

@@ -9,6 +9,7 @@ check replays the graph and reads the data (helpers/standins/cupy_streams.py mod
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import cuda
 
@@ -23,7 +24,7 @@ from helpers.exercises.streams import finished_after, recording, timing_problem,
 def _twice_plus_one(x, out):
     i = cuda.grid(1)
     if i < out.size:
-        out[i] = 2.0 * x[i] + 1.0
+        out[i] = numba.float32(2.0) * x[i] + numba.float32(1.0)  # float32 arithmetic, as the array
 
 
 def _expect(x):
