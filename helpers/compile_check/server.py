@@ -69,6 +69,9 @@ def _compile(request, cc):
         if mismatch:
             return {"ok": False, "kind": "SignatureMismatch", "message": mismatch, "line": request["line"]}
         argtypes = list(declared)
+    if request.get("want_ptx"):  # helpers.ptx.numba_run runs it on the PTX interpreter, lines mapped back
+        ptx, _ = cuda.compile_ptx(ns[request["kernel"]], tuple(argtypes), cc=cc, lineinfo=True)
+        return {"ok": True, "ptx": ptx}
     cuda.compile_ptx(ns[request["kernel"]], tuple(argtypes), cc=cc)
     return {"ok": True}
 
