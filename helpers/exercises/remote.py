@@ -150,6 +150,14 @@ class RemoteFunction:
     def library_call(self, host_args: list, count: list):
         """``fn(*device arrays)`` run again by the judge's own worker from the description the student's
         process gave at check(), library calls counted there (grading/host.py)."""
+        reply = self.judge_run("library_call", "its library calls", "cp, cc and np", args=list(host_args), count=count)
+        if not {"result", "calls", "args", "on_device"} <= set(reply):
+            raise RemoteFailure("the grader's worker answered a library call without its counts")
+        return reply
+
+    def judge_run(self, op: str, watching: str, uses: str, **fields) -> dict:
+        """``op`` on the function run again by the judge's own worker from the vetted description the
+        student's process gave at check() (grading/host.py): what it records is the judge's record."""
         from ..errors import LearnerError
 
         described = self._desc.get("host")
@@ -157,12 +165,12 @@ class RemoteFunction:
         if not isinstance(described, dict) or not isinstance(described.get("request"), dict) or tracer is None:
             why = described.get("skipped") if isinstance(described, dict) else None
             raise LearnerError(
-                f"the grader runs {self.__name__} itself to watch its library calls, and could not rebuild it "
-                f"({why or 'it was not described'}): write it as one plain def that uses cp, cc and np."
+                f"the grader runs {self.__name__} itself to watch {watching}, and could not rebuild it "
+                f"({why or 'it was not described'}): write it as one plain def that uses {uses}."
             )
-        reply = tracer.request("library_call", function=described["request"], args=list(host_args), count=count)
-        if not isinstance(reply, dict) or not {"result", "calls", "args", "on_device"} <= set(reply):
-            raise RemoteFailure("the grader's worker answered a library call without its counts")
+        reply = tracer.request(op, function=described["request"], **fields)
+        if not isinstance(reply, dict):
+            raise RemoteFailure("the grader's worker answered without a record")
         return reply
 
     def device_call(self, host_args: list, count: list):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 import inspect
 import textwrap
 
@@ -31,8 +32,16 @@ LIBRARIES = {
     "helpers.standins.cupy": "cupy",
     "cuda.compute": "cuda.compute",
     "helpers.standins.cuda_compute": "cuda.compute",
+    "numba.cuda": "numba.cuda",
 }
-SUBMODULES = {"random", "linalg", "fft"}  # np.random.default_rng(...) and the like, behind a view too
+# np.random.default_rng(...), cp.cuda.Stream(...) and the like, behind a view too
+SUBMODULES = {"random", "linalg", "fft", "cuda"}
+# numba.cuda as a host function sees it (notebook 16): streams, events, copies and host memory, nothing
+# that compiles, launches a kernel of its own, or takes a raw pointer
+NUMBA_CUDA = {
+    "stream", "default_stream", "event", "event_elapsed_time", "synchronize", "to_device", "device_array",
+    "device_array_like", "pinned_array", "pinned_array_like", "mapped_array", "mapped_array_like", "pinned",
+}  # fmt: skip
 SAFE_BUILTINS = (
     "abs all any bool dict divmod enumerate float int isinstance len list max min print range repr reversed "
     "round set slice sorted str sum tuple zip ArithmeticError AssertionError AttributeError Exception IndexError "
@@ -166,16 +175,19 @@ def _vet_global(name, spec, defined) -> None:
 
 
 class _View:
-    """A library module as the rebuilt function sees it: attributes, but no module and nothing private."""
+    """A library module as the rebuilt function sees it: attributes (of ``only``, when given), but no
+    module and nothing private."""
 
-    __slots__ = ("_module",)
+    __slots__ = ("_module", "_only")
 
-    def __init__(self, module):
+    def __init__(self, module, only=None):
         object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_only", only)
 
     def __getattr__(self, attr):
-        if attr.startswith("_"):
-            raise AttributeError(attr)
+        only = object.__getattribute__(self, "_only")
+        if attr.startswith("_") or (only is not None and attr not in only):
+            raise AttributeError(f"{attr} is not available while the grader runs your function")
         value = getattr(object.__getattribute__(self, "_module"), attr)
         if inspect.ismodule(value):
             if attr in SUBMODULES:
@@ -197,8 +209,8 @@ def rebuild(desc):
     for name, spec in desc["globals"].items():
         kind = spec[0]
         if kind == "module":
-            mod = library(spec[1]) if spec[1] in ("cupy", "cuda.compute") else __import__(spec[1])
-            ns[name] = _View(mod)
+            mod = library(spec[1]) if spec[1] in ("cupy", "cuda.compute") else importlib.import_module(spec[1])
+            ns[name] = _View(mod, NUMBA_CUDA if spec[1] == "numba.cuda" else None)
         elif kind == "literal":
             ns[name] = ast.literal_eval(spec[1])
         elif kind == "npscalar":

@@ -181,27 +181,50 @@ def _show(body: dict, state: dict) -> dict:
     return picture(state.get("traces", {}).get(body.get("trace")), int(body.get("block") or 0))
 
 
-def _library_call(body: dict, state: dict) -> dict:
-    """The learner's host function rebuilt from its description (host.py) and called on device arrays
-    here, its library calls counted and recorded here (exercises/library_calls.py)."""
+def _rebuilt(body: dict, watching: str, uses: str):
+    """The learner's host function rebuilt from its vetted description (host.py), or one sentence."""
     from ..errors import LearnerError
-    from ..exercises.library_calls import device_call
     from .host import NotRebuildable, rebuild
 
     try:
-        fn = rebuild(body["function"])
+        return rebuild(body["function"])
     except NotRebuildable as e:
         raise LearnerError(
-            f"the grader runs your function itself to watch its library calls, and cannot run this one: {e}; "
-            "write it as one plain def that uses cp, cc and np (no imports inside it, no names with underscores)."
+            f"the grader runs your function itself to watch {watching}, and cannot run this one: {e}; "
+            f"write it as one plain def that uses {uses} (no imports inside it, no names with underscores)."
         ) from None
+
+
+def _library_call(body: dict, state: dict) -> dict:
+    """The learner's host function rebuilt from its description (host.py) and called on device arrays
+    here, its library calls counted and recorded here (exercises/library_calls.py)."""
+    from ..exercises.library_calls import device_call
+
+    fn = _rebuilt(body, "its library calls", "cp, cc and np")
     done = device_call(fn, list(body["args"]), list(body["count"]))
     return {**done._asdict(), "seen": [list(c) for c in done.seen]}
 
 
+def _stream_run(body: dict, state: dict) -> dict:
+    """Notebook 16: the learner's host function rebuilt (host.py) and run here with numba.cuda's calls
+    recorded here, or its CuPy capture replayed here (exercises/stream_runs.py)."""
+    from .. import env
+    from ..exercises import stream_runs
+
+    fn = _rebuilt(body, stream_runs.WATCHING, stream_runs.USES)
+    try:
+        done = stream_runs.run(str(body["task"]), fn, body, state.setdefault("kernels", {}))
+    except Exception:
+        state["restart"] = env.on_gpu()  # a failed launch or capture can leave the CUDA context unusable
+        raise
+    if env.on_gpu() and (done.get("failed") or done.get("replay")):
+        state["restart"] = True
+    return done
+
+
 HANDLERS = {
     "nvrtc": {"nvrtc": _nvrtc},
-    "tracer": {"trace": _trace, "show": _show, "gpu": _gpu, "library_call": _library_call},
+    "tracer": {"trace": _trace, "show": _show, "gpu": _gpu, "library_call": _library_call, "stream_run": _stream_run},
 }
 
 

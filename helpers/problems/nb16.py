@@ -16,8 +16,9 @@ from numba import cuda
 from helpers import env
 from helpers.exercises import CallExercise, register
 from helpers.exercises.base import fmt
-from helpers.exercises.pipeline import launch_shape_problem
-from helpers.exercises.streams import finished_after, recording, timing_problem, unordered_reads, where
+from helpers.exercises.pipeline import kernel_source, launch_shape_problem
+from helpers.exercises.stream_runs import observed
+from helpers.exercises.streams import finished_after, timing_problem, unordered_reads, where
 
 
 @cuda.jit
@@ -29,6 +30,10 @@ def _twice_plus_one(x, out):
 
 def _expect(x):
     return 2.0 * x + 1.0
+
+
+def _KERNEL():  # noqa: N802 - the course's kernel, here and as the source the judge's worker compiles
+    return _twice_plus_one, kernel_source(_twice_plus_one)
 
 
 # ----------------------------------------------------------------------------- 1. timing one launch with events
@@ -51,18 +56,12 @@ def _judge_time(fn, rng):
     sizes = [384, 257, int(rng.integers(300, 600))] if not env.on_gpu() else [1 << 20, (1 << 16) + 1, 3000]
     for n in sizes:
         x = rng.uniform(-4, 4, n).astype(np.float32)
-        stream = cuda.stream()
-        d_x, d_out = cuda.to_device(x, stream=stream), cuda.device_array(n, np.float32, stream=stream)
-        stream.synchronize()
-        with recording(_twice_plus_one) as (log, spy):
-            log.name(stream, "stream")
-            got = fn(spy, d_x, d_out, stream)
-        stream.synchronize()
-        if problem := timing_problem(log, got, name):
+        run = observed(fn, "time", _KERNEL(), x=x)  # in the judge's worker for a student's function
+        if problem := timing_problem(run["log"], run["got"], name):
             return False, f"for n = {n}, {problem}"
-        if not np.array_equal(d_x.copy_to_host(), x):
+        if not np.array_equal(run["x"], x):
             return False, f"{name} changed d_x, the kernel's input: leave it as it was."
-        if not np.allclose(d_out.copy_to_host(), _expect(x), rtol=1e-6, atol=1e-6):
+        if not np.allclose(run["out"], _expect(x), rtol=1e-6, atol=1e-6):
             return False, f"for n = {n}, the kernel's output is wrong: launch it on d_x and d_out, in that order."
     how = "modelled in CPU mode, where the simulator has no clock" if not env.on_gpu() else "read on the GPU"
     return True, f"start, the launch and end on one stream, end waited for, and elapsed_time returned ({how})."
@@ -74,6 +73,7 @@ time_kernel = CallExercise(
     "recorded on that stream around the launch.",
     reference=_time_kernel,
     judge=_judge_time,
+    remote_ok=True,  # judged grading: the judge's worker runs the function again from its description (stream_runs.py)
     hints=(
         "start, end = cuda.event(), cuda.event(); events are stamped in the stream's queue: record them on `stream`.",
         "start.record(stream); launch; end.record(stream); end.synchronize(); return start.elapsed_time(end)",
@@ -182,8 +182,8 @@ def _judge_pipeline(fn, rng):
     for n, k in cases:
         x = rng.uniform(-4, 4, n).astype(np.float32)
         before = x.copy()
-        with recording(_twice_plus_one) as (log, spy):
-            got = fn(spy, x, k)
+        run = observed(fn, "pipeline", _KERNEL(), x=x, k=k)  # in the judge's worker for a student's function
+        log, got, x = run["log"], run["got"], run["x"]
         if problem := _pipeline_problem(log, k):
             return False, f"for n = {n} over {k} streams, {problem}"
         if not isinstance(got, np.ndarray) or got.shape != x.shape:
@@ -213,6 +213,7 @@ pipeline = CallExercise(
     "once every stream has finished.",
     reference=_pipeline,
     judge=_judge_pipeline,
+    remote_ok=True,
     hints=(
         "x_pinned = cuda.pinned_array_like(x); x_pinned[:] = x; out = cuda.pinned_array_like(x)",
         "per chunk [a:b]: cuda.to_device(x_pinned[a:b], stream=s), cuda.device_array(b - a, x.dtype, stream=s), "
@@ -277,17 +278,6 @@ def _replay_problem(got, x0, steps) -> str:
     return f"after one replay x[{i}] is {fmt(got[i])} but should be {fmt(_rounds(x0, steps)[i])}."
 
 
-class _Logged:
-    """The course's kernel, handed to the learner: each call's grid and block are logged, then it runs."""
-
-    def __init__(self, kernel, name, log):
-        self._kernel, self.__name__, self._log = kernel, name, log
-
-    def __call__(self, grid, block, args, **kwargs):
-        self._log.append((self.__name__, grid, block))
-        return self._kernel(grid, block, args, **kwargs)
-
-
 def _threads(dim) -> int:
     return int(np.prod([int(d) for d in dim])) if isinstance(dim, (tuple, list)) else int(dim)
 
@@ -306,52 +296,38 @@ def _launches_problem(log, n, steps) -> str | None:
 
 
 def _judge_graph(fn, rng):
-    cp = _cupy()
+    from helpers.exercises.remote import raised
+
     name = getattr(fn, "__name__", "capture_steps")
-    log = []
-    add_one = _Logged(cp.RawKernel(ADD_ONE_SRC, "add_one"), "add_one", log)
-    twice = _Logged(cp.RawKernel(TWICE_SRC, "twice"), "twice", log)
+    sources = {"add_one": ADD_ONE_SRC, "twice": TWICE_SRC}
     if env.on_gpu():
         cases = [(1 << 16, 5), ((1 << 14) + 1, 3), (int(rng.integers(100, 1000)), 2)]
     else:  # each replayed launch runs thread by thread from its PTX: an exact multiple, one past, one drawn
         cases = [(128, 3), (129, 2), (int(rng.integers(30, 120)), 2)]
     for n, steps in cases:
-        if not env.on_gpu():
-            from helpers.standins import cupy_streams
-
-            cupy_streams.reset()  # a capture an earlier wrong answer left open
         x0 = rng.integers(0, 8, n).astype(np.float32)
-        x = cp.asarray(x0)
-        log.clear()
-        try:
-            graph = fn(add_one, twice, x, steps)
-            if env.on_gpu():
-                cp.cuda.runtime.deviceSynchronize()
-        except Exception as e:
-            if type(e).__name__ not in ("CUDARuntimeError", "CUDADriverError"):  # CuPy's CUDA errors
-                raise
+        run = observed(fn, "capture", (sources, sources), x0=x0, steps=steps)  # the judge's worker's, if remote
+        if run.get("failed") is not None:
             return False, (
-                f"the capture failed ({e}): capture on a stream of your own, cp.cuda.Stream(non_blocking=True) (the "
-                "default stream cannot capture), and make every launch inside `with stream:`."
+                f"the capture failed ({run['failed']}): capture on a stream of your own, cp.cuda.Stream("
+                "non_blocking=True) (the default stream cannot capture), and make every launch inside `with stream:`."
             )
-        if not isinstance(graph, cp.cuda.Graph):
-            return False, f"{name} returned {fmt(graph)}; return the graph stream.end_capture() gave, unlaunched."
-        if problem := _launches_problem(log, n, steps):
+        if not run["graph"]:
+            return False, f"{name} returned {fmt(run['got'])}; return the graph stream.end_capture() gave, unlaunched."
+        if problem := _launches_problem(run["launches"], n, steps):
             return False, problem
-        if not np.array_equal(cp.asnumpy(x), x0):
+        if not np.array_equal(run["after"], x0):
             return False, (
                 f"x changed while {name} ran, so launches ran instead of being captured (or the graph was "
                 "launched): begin the capture first, launch inside `with stream:`, and return the graph unlaunched."
             )
-        s = cp.cuda.Stream(non_blocking=True)
-        for replay in (1, 2):
-            graph.launch(s)
-            s.synchronize()
-            got = cp.asnumpy(x)
+        for replay, got in zip((1, 2), run["replays"]):
             if replay == 1 and not np.array_equal(got, _rounds(x0, steps)):
                 return False, f"for n = {n} and n_steps = {steps}, {_replay_problem(got, x0, steps)}"
             if replay == 2 and not np.array_equal(got, _rounds(x0, 2 * steps)):
                 return False, "a second replay did not repeat the first: return the graph itself, not a copy of x."
+        if run.get("replay") is not None:  # a replay raised: here, where the check made it
+            raise raised(run["replay"])
     return True, "the graph held n_steps rounds of add_one then twice, ran nothing until launched, and replayed twice."
 
 
@@ -362,6 +338,7 @@ capture_steps = CallExercise(
     "launches it twice.",
     reference=_capture_steps,
     judge=_judge_graph,
+    remote_ok=True,
     hints=(
         "stream = cp.cuda.Stream(non_blocking=True); with stream: stream.begin_capture() ... graph = "
         "stream.end_capture()",
@@ -380,6 +357,20 @@ def _capture_solution():
     )
 
 
+def _as_written():
+    """The solution as a notebook cell defines it (cp and np its globals, its source readable): the judge
+    runs a learner's function again from that description (grading/host.py); the reference reaches cp
+    through helpers."""
+    import linecache
+
+    text, filename = _capture_solution(), "<solution capture_steps>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns = {"cp": _cupy(), "np": np}
+    exec(compile(text, filename, "exec"), ns)  # noqa: S102 - the course's own solution text
+    return ns["capture_steps"]
+
+
 capture_steps._solution_text = _capture_solution  # the reference reaches cp through helpers
+capture_steps.reference_answer = _as_written
 
 EXERCISES = register(__name__, globals())
