@@ -61,3 +61,28 @@ def test_a_plain_function_is_described_with_its_own_helpers():
     desc = host.vet(host.describe(f))
     assert [g["name"] for g in desc["functions"]] == ["f", "helper"]
     assert host.rebuild(desc)(np.arange(3)).tolist() == [0, 1, 3]
+
+
+def test_notebook_16s_host_code_is_run_and_numba_cuda_shows_only_its_host_calls():
+    """What notebook 16's answers use passes the vetting (a stream as a context manager, events, slices,
+    pinned buffers, a launch on a stream); numba.cuda hands out nothing that compiles, takes a raw
+    pointer or is a module, and no library attribute can be replaced."""
+    from helpers.problems import nb16
+
+    for ex in (nb16.time_kernel, nb16.pipeline, nb16.capture_steps):
+        host.vet(host.describe(ex.reference_answer()))
+    cuda = ("module", "numba.cuda")
+    for attr in ("jit", "external_stream", "cudadrv", "driver", "select_device", "close"):
+        fn = host.rebuild(_desc(f"def f(x):\n    return cuda.{attr}\n", cuda=cuda))
+        with pytest.raises(AttributeError, match="not available"):
+            fn(1)
+    fn = host.rebuild(_desc("def f(x):\n    return cp.cuda.runtime\n", cp=("module", "cupy")))
+    with pytest.raises(Exception, match="a module|needs a GPU"):  # CuPy's module; the CPU stand-in has none
+        fn(1)
+    with pytest.raises(host.NotRebuildable, match="assigns to .synchronize"):
+        host.vet(_desc("def f(x):\n    cuda.synchronize = len\n    return x\n", cuda=cuda))
+    with pytest.raises(host.NotRebuildable, match="reads ._log"):
+        host.vet(_desc("def f(kernel, x):\n    return kernel._log\n", cuda=cuda))
+    for module in ("numba", "helpers.exercises.streams", "json"):
+        with pytest.raises(host.NotRebuildable, match="not a library"):
+            host.vet(_desc(GOOD, cuda=("module", module)))

@@ -6,17 +6,19 @@ sentence as when graded directly: the judge may not make the checks weaker or th
 """
 
 import inspect
+import linecache
 
+import numpy as np
 import pytest
 from numba import cuda
 
-from helpers import _numba, env
+from helpers import _elsewhere, _numba, env
 from helpers.exercises import DevicePipelineExercise, FunctionExercise, KernelExercise
 from helpers.exercises.libraries import CudaCExercise
 from helpers.grading.judge import judgeable
 from helpers.problems import MODULES, all_exercises
 from support.catalogue import WRONG, function_with, grade_reference, placeholder, placeholder_kernel
-from support.loopback import Loopback, grade_judged
+from support.loopback import Loopback, grade_judged, through_the_wire
 
 pytestmark = pytest.mark.usefixtures("progress_file")  # tests/conftest.py
 
@@ -255,3 +257,48 @@ def test_a_library_function_the_judge_cannot_rebuild_fails_in_one_sentence():
     assert judged.status != "passed"
     assert "cannot run this one: compaction_offsets uses import" in judged.message
     assert "Traceback" not in judged.message
+
+
+class RecordForger(Loopback):
+    """A student's process that answers whatever it is asked with the record of a correct pipeline, as a
+    patched json.dumps or numba.cuda's wrapped functions replaced there could."""
+
+    def request(self, op, **fields):
+        from helpers.exercises import stream_runs
+        from helpers.problems import nb16
+
+        x = np.arange(8, dtype=np.float32)
+        return through_the_wire(stream_runs.pipeline_run(nb16._pipeline, nb16._twice_plus_one, x, 2))
+
+
+def test_notebook_16s_record_is_the_judges_not_the_student_process():
+    """Never synchronized, or timed before waiting: failed through the judge whatever the student's process
+    would report, and that process is never asked (its own numba.cuda, replaced or not, records nothing)."""
+    from helpers.problems import nb16
+    from wrong_solutions import nb16 as wrong
+
+    forger = RecordForger()
+    for ex, answer, says in (
+        (nb16.pipeline, wrong.never_synchronized, "had finished copying it back"),
+        (nb16.time_kernel, wrong.read_before_waiting, "the time was read before the host waited for end"),
+    ):
+        got = forger.stand_in(answer, "function")
+        with _elsewhere.judging(forger):
+            judged = ex.grade(got, seed=3, watchdog=0)
+        assert judged.status == "failed" and says in judged.message, judged.line()
+    assert set(forger.ops) == {"judge stream_run"}
+
+
+def test_a_notebook_16_answer_with_a_cuda_of_its_own_does_not_pass():
+    """A `cuda` of the student's making (streams and syncs that only say so) is not numba.cuda: the judge's
+    worker rebuilds it as an object with nothing on it, and the answer fails in one sentence."""
+    from helpers.problems import nb16
+
+    src = "def pipeline(kernel, x, n_streams):\n    s = cuda.stream()\n    s.synchronize()\n    return 2.0 * x + 1.0\n"
+    ns = {"cuda": type("FakeCuda", (), {"stream": lambda self: self, "synchronize": lambda self: None})()}
+    linecache.cache["<cell 16>"] = (len(src), None, src.splitlines(True), "<cell 16>")
+    exec(compile(src, "<cell 16>", "exec"), ns)  # noqa: S102 - the test's own answer
+    judged, chan = grade_judged(nb16.pipeline, ns["pipeline"], 3, {})
+    assert judged.status != "passed", judged.line()
+    assert "AttributeError" in judged.message and "Traceback" not in judged.message
+    assert set(chan.ops) == {"judge stream_run"}
