@@ -137,8 +137,8 @@ def overlap(cp, cuda, np, elements: int, chunks: int, rounds: int) -> dict:
         start = cuda.event()
         start.record(gate)
         ends = []
-        for s, part in zip(streams, np.array_split(np.arange(elements), n_streams)):
-            a, b = int(part[0]), int(part[-1]) + 1
+        bounds = [elements * k // n_streams for k in range(n_streams + 1)]  # nothing the size of the data on the host
+        for s, a, b in zip(streams, bounds[:-1], bounds[1:]):
             start.wait(s)
             d_in, d_out = d_x[a:b], d_y[a:b]
             d_in.copy_to_device(src[a:b], stream=s)
