@@ -240,6 +240,8 @@ def submit(args) -> int:
         shards = old.shards  # the same class: each task finds the records it wrote before
     else:
         shards = split(fps, args.slurm_tasks or math.ceil(len(fps) / TASK_SIZE))
+    if old and shards is not old.shards:  # dealt again: each record still current goes to its new shard
+        _carry(old, shards, fps, base)
     if not args.resume:  # a fresh run, as a single-host one: nothing of an earlier run is kept
         for stale in (base, out / "records", out / "feedback"):
             shutil.rmtree(stale, ignore_errors=True)
@@ -348,6 +350,28 @@ def _sbatch(argv: list, wait: bool = False) -> Submitted:
     if not job or (r.returncode and not wait):
         raise GraderError(f"sbatch {' '.join(argv)} failed (exit status {r.returncode})")
     return Submitted(job, r.returncode)
+
+
+def _carry(old: Plan, shards, fps: dict, base: Path) -> None:
+    """Copy every record of the old deal that is still current (same fingerprint) into the folder of
+    the shard it is dealt to now, pictures included, so --resume regrades only what is missing."""
+    where = {key: k for k, keys in enumerate(old.shards) for key in keys}
+    for k, keys in enumerate(shards):
+        for key in keys:
+            was = where.get(key)
+            rec = cli.load_record(_record_file(base, was, key)) if was is not None and was != k else None
+            if not rec or rec.get("fingerprint") != fps.get(key):
+                continue
+            shown = [r["picture"] for r in rec.get("exercises", ()) if r.get("picture")]
+            pictures = [Path("feedback", rec["student"], name) for name in shown]
+            if not all((shard_dir(base, was) / p).is_file() for p in pictures):
+                continue  # graded again rather than merged without its pictures
+            for p in pictures:
+                (shard_dir(base, k) / p).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(shard_dir(base, was) / p, shard_dir(base, k) / p)
+            dest = _record_file(base, k, key)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(dest, json.dumps(rec, indent=1, default=str))
 
 
 def _old_plan(base: Path) -> Plan | None:

@@ -143,6 +143,27 @@ def test_a_missing_shard_stops_the_merge_and_resume_submits_only_that_shard(cls,
     assert "every shard's records are in place: merging" in capsys.readouterr().err
 
 
+def test_resume_after_a_new_student_moves_current_records_with_the_new_deal(cls, capsys):
+    """A class that grew is dealt again; the records still current travel to their new shards, so only
+    the shard holding the newcomer is submitted, and the merge equals a single-host run."""
+    assert grade(cls, "out", "--salt", SALT, "--slurm", "--slurm-tasks", "2", "--slurm-no-submit") == 0
+    for k in range(2):
+        assert grade(cls, "out", f"--slurm-shard={k}") == 0
+    before = plan(cls).shards
+    (cls[2] / "aaron").mkdir()  # sorts first: every earlier record changes shard in the new deal
+    (cls[2] / "aaron" / f"{fx.STEM}.ipynb").write_text("aaron handed in a damaged file")
+    capsys.readouterr()
+    assert grade(cls, "out", "--slurm", "--resume", "--slurm-tasks", "2", "--slurm-no-submit") == 0
+    after = plan(cls).shards
+    assert f"aaron/{fx.STEM}" in after[0] and set(before[0]) & set(after[1]), (before, after)
+    assert "submitting shard(s) 0\n" in capsys.readouterr().err
+    assert grade(cls, "out", "--slurm-shard=0") == 0
+    assert grade(cls, "out", "--slurm-merge") == 0
+    assert grade(cls, "single", "--salt", SALT) == 0
+    for name in ("grades.csv", "totals.csv"):
+        assert (cls[0] / "out" / name).read_text() == (cls[0] / "single" / name).read_text(), name
+
+
 def test_the_merge_copies_each_picture_beside_the_feedback(cls):
     assert grade(cls, "out", "--slurm", "--slurm-tasks", "1", "--slurm-no-submit") == 0
     assert grade(cls, "out", "--slurm-shard=0") == 0
