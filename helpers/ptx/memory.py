@@ -176,7 +176,20 @@ def _one_window(S, space, wins, kk, off, addr, T, kind, tids, loc, values, first
     return None
 
 
+def _whole_elements(buf, off, w) -> bool:
+    """Every offset a whole element of width w (a power of two) in a per-thread 2-D buffer whose rows
+    hold whole elements: one typed index instead of w byte indices per thread."""
+    return (
+        buf.ndim == 2
+        and buf.shape[1] % w == 0
+        and buf.flags.c_contiguous
+        and not int(np.bitwise_or.reduce(off)) & (w - 1)
+    )
+
+
 def _gather(buf, off, w, T, rows):
+    if rows is not None and _whole_elements(buf, off, w):  # per-thread memory read as typed rows
+        return buf.view(T)[rows, off >> (w.bit_length() - 1)]
     if rows is not None:
         ix = off[:, None] + np.arange(w)
         return np.ascontiguousarray(buf[rows[:, None], ix]).reshape(-1).view(T)
@@ -188,7 +201,9 @@ def _gather(buf, off, w, T, rows):
 
 
 def _scatter(buf, off, w, v, rows):
-    if rows is not None:
+    if rows is not None and _whole_elements(buf, off, w):
+        buf.view(v.dtype)[rows, off >> (w.bit_length() - 1)] = v
+    elif rows is not None:
         b = np.ascontiguousarray(v).view(np.uint8).reshape(len(off), w)
         buf[rows[:, None], off[:, None] + np.arange(w)] = b
     elif buf.size % w == 0 and not (off & (w - 1)).any():
