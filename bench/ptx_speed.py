@@ -144,6 +144,41 @@ def atomics(n, repeat, whole_grid):
     return Row(f"atomics {n:,} x 4", blocks * 256, dt, r.schedule.whole_grid, bool(ok))
 
 
+def numba_saxpy(n, repeat, whole_grid):
+    """SAXPY written in Numba, run from the PTX Numba's compiler makes (helpers.ptx.numba_run; the
+    compile is not timed): the path to real sizes for the course's Numba kernels."""
+    import re
+
+    from helpers.ptx import numba_run
+
+    rng = np.random.default_rng(0)
+    x, a = rng.random(n, dtype=np.float32), np.float32(2)
+    blocks = -(-n // 256)
+    ptx = numba_run.compile(_numba_saxpy(), (a, x, x, x))
+    entry = re.search(r"\.entry\s+([\w$]+)\s*\(", ptx).group(1)
+
+    def once():
+        out = np.zeros(n, np.float32)
+        flat, _ = numba_run.flatten((a, x, np.ones(n, np.float32), out))
+        return run(ptx, entry, blocks, 256, flat, whole_grid=whole_grid), out
+
+    dt, (r, out) = cpu_seconds(once, repeat)
+    ok = np.allclose(out, 2 * x + 1, rtol=1e-6)
+    return Row(f"numba saxpy {n:,}" if n != 10**6 else "numba saxpy 10^6", blocks * 256, dt, r.schedule.whole_grid, ok)
+
+
+def _numba_saxpy():
+    from numba import cuda
+
+    @cuda.jit
+    def saxpy(a, x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + y[i]
+
+    return saxpy
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per kernel; the median is shown (default 5)")
@@ -155,6 +190,7 @@ def main(argv=None):
         saxpy(10**6, a.repeat, together),
         matmul(64, a.repeat, together),
         atomics(1000, a.repeat, together),
+        numba_saxpy(10**6, a.repeat, together),
     ]
     print(f"{'kernel':<18} {'threads':>10} {'CPU s':>8} {'threads/s':>12}  {'blocks':<16} {'target':<9} result")
     for r in rows:

@@ -17,6 +17,7 @@ from bench import ptx_speed  # noqa: E402
         (lambda: ptx_speed.saxpy(5000, 1, False), False),
         (lambda: ptx_speed.matmul(32, 1, True), False),  # shared memory and barriers: one block at a time
         (lambda: ptx_speed.atomics(700, 1, True), True),
+        (lambda: ptx_speed.numba_saxpy(5000, 1, True), True),  # Numba's own PTX, its argument structs in local memory
     ],
 )
 def test_bench_kernels_are_right(row, together):
