@@ -147,15 +147,13 @@ def atomics(n, repeat, whole_grid):
 def numba_saxpy(n, repeat, whole_grid):
     """SAXPY written in Numba, run from the PTX Numba's compiler makes (helpers.ptx.numba_run; the
     compile is not timed): the path to real sizes for the course's Numba kernels."""
-    import re
-
     from helpers.ptx import numba_run
 
     rng = np.random.default_rng(0)
     x, a = rng.random(n, dtype=np.float32), np.float32(2)
     blocks = -(-n // 256)
     ptx = numba_run.compile(_numba_saxpy(), (a, x, x, x))
-    entry = re.search(r"\.entry\s+([\w$]+)\s*\(", ptx).group(1)
+    entry = numba_run.entry(ptx)
 
     def once():
         out = np.zeros(n, np.float32)

@@ -15,8 +15,9 @@ from ..tracer.result import Trace
 __all__ = ["to_trace"]
 
 
-def to_trace(r, outputs=()) -> Trace:
-    """The Trace of a finished PtxRun; `outputs`: array names (or ids) that every thread must fill."""
+def to_trace(r, outputs=(), language="cuda_c") -> Trace:
+    """The Trace of a finished PtxRun; `outputs`: array names (or ids) that every thread must fill;
+    `language`: whose words the verdicts use ("python" for a Numba kernel run from its PTX)."""
     t = Trace.from_table(
         r.kernel_name,
         r.griddim,
@@ -28,7 +29,7 @@ def to_trace(r, outputs=()) -> Trace:
         divergent=r.divergent,
         warp_misuse=r.warp_misuse,
         cas_locations=r.cas_locations,
-        language="cuda_c",
+        language=language,
     )
     t.outputs = [o if isinstance(o, int) else t.array_id(o) for o in outputs]
     t.printed = r.printed

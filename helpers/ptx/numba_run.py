@@ -31,8 +31,9 @@ from ..compile_check import client, describe
 from ..errors import LearnerError, UnsupportedByTracer
 from ..tracer.result import Trace
 from . import run
+from .adapter import to_trace
 
-__all__ = ["compile", "flatten", "trace"]
+__all__ = ["compile", "entry", "flatten", "trace"]
 
 
 def compile(kernel, args) -> str:  # noqa: A001 - the verb this module is about
@@ -47,6 +48,14 @@ def compile(kernel, args) -> str:  # noqa: A001 - the verb this module is about
     if not answer["ok"]:
         raise LearnerError(f"Numba's CUDA compiler refused the kernel: {answer.get('message', '')}".strip())
     return answer["ptx"]
+
+
+def entry(text: str) -> str:
+    """The name of the one kernel in Numba's PTX."""
+    found = re.search(r"\.entry\s+([\w$]+)\s*\(", text)
+    if found is None:
+        raise UnsupportedByTracer("Numba's PTX has no kernel entry")
+    return found.group(1)
 
 
 def flatten(args) -> tuple[list, dict]:
@@ -79,11 +88,8 @@ def trace(kernel, griddim, blockdim, *args, outputs=()) -> Trace:
     fn = _numba.python_function(kernel) or kernel
     names = list(inspect.signature(fn).parameters)
     text = compile(kernel, args)
-    entry = re.search(r"\.entry\s+([\w$]+)\s*\(", text)
-    if entry is None:
-        raise UnsupportedByTracer("Numba's PTX has no kernel entry")
     flat, origin = flatten(args)
-    r = run(text, entry.group(1), griddim, blockdim, flat)
+    r = run(text, entry(text), griddim, blockdim, flat)
     r.kernel_name = fn.__name__
     r.arrays = [
         replace(a, name=names[origin[a.param]], var=names[origin[a.param]] if a.var else "", param=origin[a.param])
@@ -91,20 +97,5 @@ def trace(kernel, griddim, blockdim, *args, outputs=()) -> Trace:
         else a
         for a in r.arrays
     ]
-    t = Trace.from_table(
-        r.kernel_name,
-        r.griddim,
-        r.blockdim,
-        r.arrays,
-        r.table,
-        r.locations,
-        out_of_bounds=r.out_of_bounds,
-        divergent=r.divergent,
-        warp_misuse=r.warp_misuse,
-        cas_locations=r.cas_locations,
-        language="python",
-    )
     wanted = [names[o] if isinstance(o, int) else o for o in outputs]
-    t.outputs = [t.array_id(o) for o in wanted]
-    t.printed = r.printed
-    return t
+    return to_trace(r, wanted, language="python")
