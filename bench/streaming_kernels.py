@@ -26,12 +26,16 @@ def tile_launch(n: int, k: int, threads: int = THREADS):
     return (max(math.ceil(n / (threads * k)), 1),), (threads,)
 
 
-def make_copy(k: int):
+def make_copy(k: int, dtype=float32):
+    """The copy with k elements per thread; dtype=uint64 copies a float32 array viewed as 64-bit words:
+    twice the bytes per load instruction. Array indexing in numba-cuda 0.30 gives no wider load (a
+    128-bit one takes inline PTX through an @intrinsic, as notebook 07's SGEMM section shows)."""
+
     @cuda.jit
     def copy_k(src, dst):
         base = cuda.blockIdx.x * cuda.blockDim.x * k + cuda.threadIdx.x
         step = cuda.blockDim.x
-        v = cuda.local.array(k, float32)
+        v = cuda.local.array(k, dtype)
         for j in range(k):  # every load is issued before the first store waits on one
             i = base + j * step
             if i < dst.size:
@@ -93,25 +97,8 @@ def copy_grid_stride(src, dst):
 
 
 def make_copy_u64(k: int):
-    """The copy through 64-bit words (a float32 array viewed as uint64): twice the bytes per
-    load instruction. Array indexing in numba-cuda 0.30 gives no wider load (a 128-bit one
-    takes inline PTX through an @intrinsic, as notebook 07's SGEMM section shows)."""
-
-    @cuda.jit
-    def copy_u64_k(src, dst):
-        base = cuda.blockIdx.x * cuda.blockDim.x * k + cuda.threadIdx.x
-        step = cuda.blockDim.x
-        v = cuda.local.array(k, uint64)
-        for j in range(k):
-            i = base + j * step
-            if i < dst.size:
-                v[j] = src[i]
-        for j in range(k):
-            i = base + j * step
-            if i < dst.size:
-                dst[i] = v[j]
-
-    return copy_u64_k
+    """The copy through 64-bit words (make_copy's dtype=uint64), for a float32 array viewed as uint64."""
+    return make_copy(k, uint64)
 
 
 TRANSPOSE_TILE, TRANSPOSE_PER_THREAD = 64, 16  # best on the H200, 95% on the H100 (docs/data/streaming-*.json)
