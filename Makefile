@@ -150,6 +150,7 @@ bench: $(ENV_DEP)
 	COURSE_MODE=gpu $(PY) -m bench.crossover --out docs/data --docs docs/benchmarks.md
 	COURSE_MODE=gpu $(PY) bench/cccl.py --out docs/data/cccl.json --docs docs/benchmarks.md
 	COURSE_MODE=gpu $(PY) bench/streaming.py --ptx --out docs/data
+	COURSE_MODE=gpu $(PY) bench/streams_graphs.py --out docs/data/streams_graphs.json
 	COURSE_MODE=gpu $(PY) bench/launch_cost.py --out docs/data/launch_cost.json --docs docs/benchmarks.md
 
 grade: $(ENV_DEP)

@@ -47,6 +47,8 @@ def launchers(n):
     from cuda.core import Device, LaunchConfig, ObjectCode, Program, ProgramOptions, launch
 
     from bench.interop import SAXPY_SRC
+    from bench.report import PREPARED_WAY
+    from helpers.prepared_launch import prepare
 
     lazy = cuda.jit(saxpy_py)
     eager = cuda.jit(SIG)(saxpy_py)
@@ -77,6 +79,7 @@ def launchers(n):
         "Numba, eager signature, device arrays": lambda: eager[blocks, THREADS](a, xn, yn, outn),
         "Numba, eager, configured launcher reused": lambda: configured(a, xn, yn, outn),
         "Numba-compiled kernel launched by cuda.core": lambda: launch(stream, cfg, numba_in_core, *core_args),
+        PREPARED_WAY: prepare(eager, blocks, THREADS, a, xn, yn, outn),
         "CuPy RawKernel (CUDA C)": lambda: raw((blocks,), (THREADS,), (x, y, out, a, n32)),
         "cuda.core launch (CUDA C)": lambda: launch(
             stream, cfg, c_kernel, x.data.ptr, y.data.ptr, out.data.ptr, a, n32
@@ -100,12 +103,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="docs/data/launch_cost.json")
     ap.add_argument("--docs", help="append the Markdown table to this file")
+    ap.add_argument("--graphs", default="docs/data/streams_graphs.json", help="bench/streams_graphs.py's record")
     ap.add_argument("--launches", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--big", type=int, default=50_000_000, help="elements for the one-launch vs batch timing")
     a = ap.parse_args(argv)
     import cupy as cp
 
+    from bench.report import judge_limits, render_limits
     from bench.timing import machine
 
     sync = cp.cuda.Device().synchronize
@@ -161,11 +166,18 @@ def main(argv=None) -> int:
         "big_n": a.big,
         "one_launch_vs_batch": timing,
     }
+    graphs = Path(a.graphs)
+    records = {"launch_cost": record, "streams_graphs": json.loads(graphs.read_text()) if graphs.exists() else None}
+    verdicts = judge_limits(records)
+    record["limits"] = [{"target": v.limit.name, "measured_us": v.value_us, "result": v.result} for v in verdicts]
+    limits_md = render_limits(verdicts)
+    print(limits_md, flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(record, indent=1) + "\n")
     if a.docs:
         with open(a.docs, "a") as f:
             f.write("\n" + markdown(record))
+            f.write("\nHost-time targets (graph replay from `bench/streams_graphs.py`'s record):\n\n" + limits_md)
     return 0 if all(r["correct"] for r in rows) else 1
 
 

@@ -224,6 +224,80 @@ def judge(rows: list, ceilings: dict, targets=TARGETS) -> list:
     return out
 
 
+# ------------------------------------------------------------------------------ host-time limits
+
+PREPARED_WAY = "Numba kernel, parameters packed once (helpers.prepared_launch)"
+
+
+def _prepared_us(record):
+    row = next((r for r in record.get("rows", []) if r.get("way") == PREPARED_WAY), None)
+    return row.get("host_us") if row and row.get("correct") else None
+
+
+def _graph_us(record):
+    return record.get("launch_cost", {}).get("numba", {}).get("graph", {}).get("done_us")
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The most host time a way of launching may cost, read from the record another script wrote."""
+
+    name: str
+    record: str  # which record: "launch_cost" (bench/launch_cost.py) or "streams_graphs"
+    read: object  # record -> microseconds, or None when the row is missing or was wrong
+    maximum_us: float
+    why_missed: str
+
+
+LIMITS = (
+    Limit(
+        "Numba kernel launched with its parameters packed once: ≤ 5 µs of host time per launch in a queued batch",
+        "launch_cost",
+        _prepared_us,
+        5.0,
+        "each launch is one cuLaunchKernel from Python; a miss means the host is slow or busy (compare the "
+        "CUDA C rows of the same run, which pay the same call).",
+    ),
+    Limit(
+        "Numba launches replayed from a CUDA graph: ≤ 2 µs per kernel",
+        "streams_graphs",
+        _graph_us,
+        2.0,
+        "a replay is one call for the whole graph; a miss means the kernels themselves take longer than "
+        "the launch (the figure is the time to finish, not only to queue).",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class LimitVerdict:
+    limit: Limit
+    value_us: float | None
+    result: str  # "pass" | "miss" | "not measured"
+
+
+def judge_limits(records: dict, limits=LIMITS) -> list:
+    """Pass or miss for each host-time limit, from the records of this run (absent record: not measured)."""
+    out = []
+    for lim in limits:
+        rec = records.get(lim.record)
+        value = lim.read(rec) if rec else None
+        result = "not measured" if value is None else "pass" if value <= lim.maximum_us else "miss"
+        out.append(LimitVerdict(lim, value, result))
+    return out
+
+
+def render_limits(verdicts: list) -> str:
+    lines = ["| Target | Measured | Result |", "|---|---:|---|"]
+    for v in verdicts:
+        measured = "—" if v.value_us is None else f"{v.value_us:.2f} µs"
+        result = {"pass": "pass", "miss": "**miss**"}.get(v.result, v.result)
+        if v.result == "miss":
+            result += f": {v.limit.why_missed}"
+        lines.append(f"| {v.limit.name} | {measured} | {result} |")
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------------ the report
 
 
