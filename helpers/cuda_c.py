@@ -129,9 +129,10 @@ def header_dirs() -> tuple:
 
     Why these and not a system toolkit: a learner's kernel must compile the same on every machine
     with the course's environment. The CUDA runtime wheel (GPU set: nvidia/cu13/include or
-    nvidia/cuda_runtime/include) ships cuda_fp16.h, cuda_bf16.h and cooperative_groups.h; the CPU
-    set has no runtime wheel, but numba-cuda ships cuda_fp16.h, cuda_bf16.h and cuda_fp8.h for
-    each CUDA major (numba_cuda/numba/cuda/include/13)."""
+    nvidia/cuda_runtime/include) ships cuda_fp16.h, cuda_bf16.h, cooperative_groups.h and mma.h
+    (its crt/mma.h comes from nvidia-cuda-crt, nv/target and cuda/std from nvidia-cuda-cccl); the
+    CPU set installs the same three wheels for their headers, and numba-cuda ships cuda_fp16.h,
+    cuda_bf16.h and cuda_fp8.h for each CUDA major (numba_cuda/numba/cuda/include/13)."""
     found = []
     spec = importlib.util.find_spec("nvidia")
     for root in list(spec.submodule_search_locations or ()) if spec else ():
@@ -142,7 +143,10 @@ def header_dirs() -> tuple:
 
         major = check(nvrtc.nvrtcVersion())[0]
         found.append(Path(list(spec.submodule_search_locations)[0]) / "numba" / "cuda" / "include" / str(major))
-    return tuple(str(d) for d in found if any((d / h).is_file() for h in _HEADERS))
+    dirs = [d for d in found if any((d / h).is_file() for h in _HEADERS)]
+    # CCCL's wheel puts cuda/std/... under include/cccl, which cooperative_groups.h includes
+    dirs += [d / "cccl" for d in dirs if (d / "cccl" / "cuda").is_dir()]
+    return tuple(str(d) for d in dirs)
 
 
 def include_options() -> tuple:
