@@ -57,10 +57,12 @@ def find_verdicts(t):
     # A barrier only part of the block reached comes before the races and uninitialised reads it
     # causes: those name a missing barrier, and the learner's is there, inside an `if`.
     verdicts += _divergent(t)
+    # So does a warp call whose mask names a lane that is not there (or leaves out the caller): what
+    # it returns is undefined, and the races that follow from it would name a missing syncwarp.
+    verdicts += _warp_misuse(t)
     verdicts += find_races(t)
     verdicts += _uninitialized(t)
     verdicts += _unwritten(t)
-    verdicts += _warp_misuse(t)
     verdicts += _negative(t)
     verdicts += _grid_divergent(t)
     if _is_c(t):
