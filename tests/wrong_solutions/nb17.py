@@ -362,7 +362,9 @@ WRONG = {
         Wrong("warp misuse (ballot behind the bounds guard)", compact_ballot_behind_guard, "misused warp call"),
         Wrong("wrong mask", compact_half_mask, "misused warp call"),
         Wrong("wrong lane offset (rank counts the lane itself)", compact_rank_counts_itself, "out-of-bounds"),
-        Wrong("known mistake (rank counts the lane itself, guarded)", compact_rank_le_guarded, "one slot too far right"),
+        Wrong(
+            "known mistake (rank counts the lane itself, guarded)", compact_rank_le_guarded, "one slot too far right"
+        ),
         Wrong("wrong index (the block's start, not the warp's)", compact_rank_in_block, "race"),
         Wrong("missing guard", compact_count_unguarded, "out-of-bounds"),
         Wrong("race (every lane writes the count)", compact_every_lane_counts, "race"),
