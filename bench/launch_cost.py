@@ -169,7 +169,7 @@ def main(argv=None) -> int:
     graphs = Path(a.graphs)
     records = {"launch_cost": record, "streams_graphs": json.loads(graphs.read_text()) if graphs.exists() else None}
     verdicts = judge_limits(records)
-    record["limits"] = [{"target": v.limit.name, "measured_us": v.value_us, "result": v.result} for v in verdicts]
+    record["limits"] = [{"target": v.limit.name, "measured": v.value, "result": v.result} for v in verdicts]
     limits_md = render_limits(verdicts)
     print(limits_md, flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)

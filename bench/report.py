@@ -238,15 +238,29 @@ def _graph_us(record):
     return record.get("launch_cost", {}).get("numba", {}).get("graph", {}).get("done_us")
 
 
+def _tensor_fraction(record):
+    bf16 = [
+        r["of_cublas"]
+        for r in record.get("rows", [])
+        if r.get("kernel") == "course" and r.get("precision") == "bf16" and r.get("status") == "ok"
+    ]
+    return max(bf16) if bf16 else None
+
+
 @dataclass(frozen=True)
 class Limit:
-    """The most host time a way of launching may cost, read from the record another script wrote."""
+    """A bound on one figure read from the record another script wrote: host microseconds at most
+    (``unit`` "µs") or a fraction of a library's speed at least (``unit`` "of cuBLAS")."""
 
     name: str
-    record: str  # which record: "launch_cost" (bench/launch_cost.py) or "streams_graphs"
-    read: object  # record -> microseconds, or None when the row is missing or was wrong
-    maximum_us: float
+    record: str  # which record: "launch_cost", "streams_graphs" or "tensor_gemm"
+    read: object  # record -> the figure, or None when the row is missing or was wrong
+    bound: float
     why_missed: str
+    unit: str = "µs"
+
+    def met(self, value) -> bool:
+        return value <= self.bound if self.unit == "µs" else value >= self.bound
 
 
 LIMITS = (
@@ -266,13 +280,22 @@ LIMITS = (
         "a replay is one call for the whole graph; a miss means the kernels themselves take longer than "
         "the launch (the figure is the time to finish, not only to queue).",
     ),
+    Limit(
+        "tensor-core GEMM in CUDA C (mma.sync, bf16 in, FP32 accumulate) ≥ 50% of cuBLAS bf16",
+        "tensor_gemm",
+        _tensor_fraction,
+        0.5,
+        "mma.sync is the pre-Hopper instruction; cuBLAS uses Hopper's wgmma and TMA, which keep more of "
+        "the tensor cores busy: bench/tensor_gemm.py records each tile shape's registers and blocks per SM.",
+        unit="of cuBLAS",
+    ),
 )
 
 
 @dataclass(frozen=True)
 class LimitVerdict:
     limit: Limit
-    value_us: float | None
+    value: float | None
     result: str  # "pass" | "miss" | "not measured"
 
 
@@ -282,7 +305,7 @@ def judge_limits(records: dict, limits=LIMITS) -> list:
     for lim in limits:
         rec = records.get(lim.record)
         value = lim.read(rec) if rec else None
-        result = "not measured" if value is None else "pass" if value <= lim.maximum_us else "miss"
+        result = "not measured" if value is None else "pass" if lim.met(value) else "miss"
         out.append(LimitVerdict(lim, value, result))
     return out
 
@@ -290,7 +313,13 @@ def judge_limits(records: dict, limits=LIMITS) -> list:
 def render_limits(verdicts: list) -> str:
     lines = ["| Target | Measured | Result |", "|---|---:|---|"]
     for v in verdicts:
-        measured = "—" if v.value_us is None else f"{v.value_us:.2f} µs"
+        measured = (
+            "—"
+            if v.value is None
+            else f"{v.value:.2f} µs"
+            if v.limit.unit == "µs"
+            else f"{100 * v.value:.0f}% of cuBLAS"
+        )
         result = {"pass": "pass", "miss": "**miss**"}.get(v.result, v.result)
         if v.result == "miss":
             result += f": {v.limit.why_missed}"

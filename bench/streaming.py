@@ -23,6 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.timing import slug  # noqa: E402 - after the path set-up
+
 KS = (1, 2, 4, 8)
 
 
@@ -38,12 +40,6 @@ class Variant:
     status: str = "not run"
     error: str = ""
     ptx: tuple = ()
-
-
-def slug(name: str) -> str:
-    """'NVIDIA H200' -> 'h200' (the record's file name)."""
-    words = re.findall(r"[a-z0-9]+", name.lower().replace("nvidia", ""))
-    return "-".join(words[:2]) or "gpu"
 
 
 def global_accesses(kernel) -> tuple:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import platform
+import re
 import statistics
 import time
 from dataclasses import dataclass
@@ -181,6 +182,12 @@ class Timer:
 def sgemm_timer(size: int, seed: int) -> Timer:
     """A Timer for one SGEMM size with a shorter timing budget (the tuning and CUDA C scripts)."""
     return Timer(dataclasses.replace(FULL, sgemm=size, repeats=9, budget_seconds=1.5), seed, log=lambda *a: None)
+
+
+def slug(name: str) -> str:
+    """'NVIDIA H200' -> 'h200', 'NVIDIA H100 80GB HBM3' -> 'h100-80gb': a record's file name per GPU kind."""
+    words = re.findall(r"[a-z0-9]+", name.lower().replace("nvidia", ""))
+    return "-".join(words[:2]) or "gpu"
 
 
 def machine() -> dict:

@@ -135,30 +135,40 @@ def test_fractions_and_verdicts_come_from_the_measurements():
     assert best.result == "pass" and best.best_key == "sgemm_regblock" and math.isclose(best.value, 0.6)
 
 
-def _launch_records(prepared_us, correct=True, graph_us=0.9):
+def _records(prepared_us, correct=True, graph_us=0.9, tensor=0.6):
     launch = {"rows": [{"way": "Numba, device arrays wrapped once", "correct": True, "host_us": 48.0}]}
     if prepared_us is not None:
         launch["rows"].append({"way": report.PREPARED_WAY, "correct": correct, "host_us": prepared_us})
     graphs = {"launch_cost": {"numba": {"graph": {"done_us": graph_us}}}} if graph_us is not None else None
-    return {"launch_cost": launch, "streams_graphs": graphs}
+    gemm = {"rows": [{"kernel": "cublas", "precision": "bf16", "status": "ok"}]}
+    if tensor is not None:  # the best bf16 row counts; fp16 and failed rows do not
+        gemm["rows"] += [
+            {"kernel": "course", "precision": "bf16", "status": "ok", "of_cublas": tensor},
+            {"kernel": "course", "precision": "bf16", "status": "ok", "of_cublas": tensor / 2},
+            {"kernel": "course", "precision": "fp16", "status": "ok", "of_cublas": 0.99},
+            {"kernel": "course", "precision": "bf16", "status": "wrong result"},
+        ]
+    return {"launch_cost": launch, "streams_graphs": graphs, "tensor_gemm": gemm}
 
 
 @pytest.mark.parametrize(
-    "prepared, correct, graph, results",
+    "prepared, correct, graph, tensor, results",
     [
-        (3.1, True, 0.9, ["pass", "pass"]),
-        (5.2, True, 2.4, ["miss", "miss"]),
-        (3.1, False, 0.9, ["not measured", "pass"]),  # a wrong result is never a pass
-        (None, True, None, ["not measured", "not measured"]),
+        (3.1, True, 0.9, 0.62, ["pass", "pass", "pass"]),
+        (5.2, True, 2.4, 0.45, ["miss", "miss", "miss"]),
+        (3.1, False, 0.9, 0.5, ["not measured", "pass", "pass"]),  # a wrong result is never a pass
+        (None, True, None, None, ["not measured", "not measured", "not measured"]),
     ],
 )
-def test_host_time_limits_come_from_the_records(prepared, correct, graph, results):
-    verdicts = report.judge_limits(_launch_records(prepared, correct, graph))
+def test_limits_come_from_the_records(prepared, correct, graph, tensor, results):
+    verdicts = report.judge_limits(_records(prepared, correct, graph, tensor))
     assert [v.result for v in verdicts] == results
     page = report.render_limits(verdicts)
     assert page.count("**miss**") == results.count("miss")
     if prepared is not None and correct:
         assert f"{prepared:.2f} µs" in page
+    if tensor is not None:
+        assert f"{100 * tensor:.0f}% of cuBLAS" in page
 
 
 def test_missing_ceiling_means_not_measured():

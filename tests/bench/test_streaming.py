@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from bench import streaming
+from bench import streaming, timing
 from bench import streaming_kernels as SK
 from helpers.tracer import trace
 
@@ -61,9 +61,9 @@ def test_a_tile_launch_covers_every_element():
 
 
 def test_record_name_per_gpu_kind():
-    assert streaming.slug("NVIDIA H200") == "h200"
-    assert streaming.slug("NVIDIA H100 80GB HBM3") == "h100-80gb"
-    assert streaming.slug("") == "gpu"
+    assert timing.slug("NVIDIA H200") == "h200"
+    assert timing.slug("NVIDIA H100 80GB HBM3") == "h100-80gb"
+    assert timing.slug("") == "gpu"
 
 
 def test_the_script_refuses_cpu_mode_plainly():
