@@ -93,6 +93,8 @@ class Cx:
         if isinstance(op, Imm):
             c = immediate(op, T)
             return lambda S, idx: c
+        if isinstance(op, Sym) and op.name in self.fn.regs:  # a scoped `.reg .f16 low;` of inline asm
+            return self.src(Reg(op.name), T)
         if isinstance(op, Sym):
             c = immediate(Imm(self.prog.symbol_address(self.fn, op.name)), T)
             return lambda S, idx: c
@@ -141,6 +143,8 @@ class Cx:
 
     def dst(self, op, T):
         """Setter for a destination operand holding a value of type T."""
+        if isinstance(op, Sym) and op.name in self.fn.regs:  # a register named without % (inline asm)
+            op = Reg(op.name)
         if isinstance(op, Reg) and op.name == "_":
             return lambda S, idx, v: None
         if isinstance(op, Vec):  # mov.b64 {%r1, %r2}, %rd: split into parts, low first

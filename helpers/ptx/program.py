@@ -14,7 +14,7 @@ import numpy as np
 from ..accesses import ArrayInfo
 from ..errors import KernelError, LearnerError, UnsupportedByTracer
 from ..limits import local_problem, shared_problem
-from . import atomics, warp
+from . import atomics, halves, mma, warp
 from . import machine as M
 from . import memory as mem
 from .alu import OPS
@@ -440,7 +440,9 @@ DECODERS.update(
         "redux": warp.decode_redux,
         "activemask": warp.decode_activemask,
         "bar": warp.decode_warp_bar,
+        "wmma": mma.decode_wmma,
     }
 )
+DECODERS.update(halves.wrap(DECODERS))  # .f16/.bf16 forms decoded in halves.py, the rest as before
 for _noop in ("membar", "fence", "prefetch", "prefetchu", "nanosleep", "discard", "applypriority", "pmevent"):
     DECODERS[_noop] = lambda ins, cx: lambda S, idx: None

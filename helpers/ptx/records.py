@@ -138,6 +138,8 @@ def pointee_problem(pos: int, name: str, array, source, kernel) -> str | None:
     floating = ctype in ("float", "double", "__half", "half", "__nv_bfloat16")
     if array.dtype.itemsize == size and floating == (array.dtype.kind == "f"):
         return None  # int32 for unsigned int* is the same bits for every count a kernel indexes with
+    if ctype in ("__nv_bfloat16", "nv_bfloat16") and array.dtype == np.uint16:
+        return None  # NumPy has no bfloat16: its bit patterns in a uint16 array are how a host holds them
     return (
         f"Argument {pos} ({name}) is a {array.dtype.name} array, but the kernel's {name} points to {ctype} "
         f"({size}-byte {'floating-point' if floating else 'integer'} elements): a GPU reads and writes its bytes as "
