@@ -12,6 +12,26 @@ from ..accesses import ATOMIC, READ, WRITE
 
 VERB = {READ: "read", WRITE: "wrote", ATOMIC: "atomically updated"}
 
+CHUNK = 1 << 19  # log rows analysed at a time: the temporaries stay this size, whatever the log's
+
+
+def block_chunks(t):
+    """Row ranges (start, stop) that split the log between blocks, about CHUNK rows each: a warp
+    never spans blocks, so each range's warp-wide accesses are whole. One range when blocks
+    interleave in the log (a grid sync runs them side by side)."""
+    a = t.accesses
+    n = len(a)
+    if n <= CHUNK:
+        return [(0, n)]
+    block = np.empty(n, np.int32 if t.nblocks < 2**31 else np.int64)
+    for s in range(0, n, CHUNK):
+        block[s : s + CHUNK] = a.gtid[s : s + CHUNK] // a.tpb
+    if np.any(block[1:] < block[:-1]):
+        return [(0, n)]
+    cuts = np.searchsorted(block, block[CHUNK::CHUNK])  # back to the first row of the block at each cut
+    edges = [0] + [int(c) for c in np.unique(cuts) if c > 0] + [n]
+    return list(zip(edges[:-1], edges[1:]))
+
 
 @dataclass
 class Verdict:

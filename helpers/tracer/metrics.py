@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accesses import ATOMIC, READ, WRITE
-from .findings import distinct, group_ids
+from .findings import block_chunks, distinct, group_ids
 
 
 @dataclass
@@ -61,8 +61,8 @@ def _per_thread(t, mask, active):
     return (float(counts.sum() / max(int(active.sum()), 1)), int(counts.max()))
 
 
-def warp_groups(t, space):
-    """Warp-wide accesses to arrays in `space` ("global" or "shared").
+def warp_groups(t, space, start=0, stop=None):
+    """Warp-wide accesses to arrays in `space` ("global" or "shared"), among log rows start to stop.
 
     Returns (rows, gid, ngroups, address): `rows` are positions in t.accesses; `gid` numbers
     the warp-wide access each belongs to: same block, warp, source line, epoch, array, kind and
@@ -71,7 +71,7 @@ def warp_groups(t, space):
     """
     a = t.accesses
     in_space = np.array([info.space == space for info in t.arrays], bool)
-    rows = np.flatnonzero(in_space[a.array]) if len(a) else np.zeros(0, np.int64)
+    rows = start + np.flatnonzero(in_space[a.array[start:stop]]) if len(a) else np.zeros(0, np.int64)
     if len(rows) == 0:
         return rows, rows, 0, rows
     gtid, epoch, loc, arr, kind = a.gtid[rows], a.epoch[rows], a.loc[rows], a.array[rows], a.kind[rows]
@@ -101,8 +101,13 @@ def warp_groups(t, space):
 
 
 def coalescing_table(t):
-    """Per warp-wide global access: (sectors touched, ideal sectors)."""
-    rows, wid, nw, addr = warp_groups(t, "global")
+    """Per warp-wide global access: (sectors touched, ideal sectors), a chunk of blocks at a time."""
+    parts = [_coalescing(t, start, stop) for start, stop in block_chunks(t)]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _coalescing(t, start, stop):
+    rows, wid, nw, addr = warp_groups(t, "global", start, stop)
     if nw == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     a = t.accesses
@@ -125,7 +130,12 @@ def bank_table(t):
     Threads reading the same 4-byte word get it by broadcast, so only distinct words count;
     the passes needed are the most distinct words that fall into any one bank.
     """
-    rows, wid, nw, addr = warp_groups(t, "shared")
+    parts = [_banks(t, start, stop) for start, stop in block_chunks(t)]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def _banks(t, start, stop):
+    rows, wid, nw, addr = warp_groups(t, "shared", start, stop)
     if nw == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     a = t.accesses
@@ -151,9 +161,8 @@ def bank_table(t):
 
 def compute_metrics(t):
     a = t.accesses
-    space = np.array([info.space for info in t.arrays] + ["none"], dtype=object)
-    arr_space = space[a.array] if len(a) else np.zeros(0, object)
-    glob, shar = arr_space == "global", arr_space == "shared"
+    glob = np.array([info.space == "global" for info in t.arrays] + [False], bool)[a.array]
+    shar = np.array([info.space == "shared" for info in t.arrays] + [False], bool)[a.array]
     sectors, ideal = coalescing_table(t)
     passes, bank_ideal = bank_table(t)
     touched = np.zeros(t.nthreads, bool)

@@ -7,7 +7,7 @@ model: syncwarp is a barrier and a fence for the lanes that take part).
 import numpy as np
 
 from ..accesses import ATOMIC, READ, WRITE, barrier_epoch, grid_epoch, warp_epoch
-from .findings import VERB, Verdict, group_ids, more, where, who
+from .findings import VERB, Verdict, block_chunks, group_ids, more, where, who
 
 
 def _conflicting_groups(gid, ngroups, actor, kind):
@@ -58,55 +58,106 @@ def _conflict(k1, k2):
 
 
 def _first_pair(rows, actor, kind):
-    """The first (earlier, later) pair of record positions that race, in execution order."""
-    rows = rows[:4000]
+    """The first (earlier, later) pair of record positions that race, in execution order;
+    `actor` holds the actor of each of `rows`."""
+    rows, actor = rows[:4000], actor[:4000]
     for j in range(len(rows)):
         for i in range(j):
-            if actor[rows[i]] != actor[rows[j]] and _conflict(kind[rows[i]], kind[rows[j]]):
+            if actor[i] != actor[j] and _conflict(kind[rows[i]], kind[rows[j]]):
                 return rows[i], rows[j]
     return rows[0], rows[-1]
+
+
+def contended_rows(a, by_block=False, arrays=None):
+    """Positions of the log's accesses to elements that could race, ascending: elements something
+    wrote or atomically updated, and that more than one thread (`by_block`: block) touched.
+
+    In most kernels each thread owns the elements it writes, so this leaves few or none. One pass
+    per array (`arrays`: a mask of the array ids to look at), no sort of the log: each element
+    remembers one actor that touched it (the last assignment wins) and an access by any other
+    actor marks the element."""
+    n = len(a)
+    per_array = np.bincount(a.array) if n else np.zeros(0, np.int64)
+    found = []
+    for aid in np.flatnonzero(per_array):
+        if arrays is not None and not arrays[aid]:
+            continue
+        whole = per_array[aid] == n  # one array made every access: no mask and no copies
+        rows = None if whole else np.flatnonzero(a.array == aid)
+        changed = (a.kind if whole else a.kind[rows]) != READ
+        if not changed.any():
+            continue
+        index = a.index if whole else a.index[rows]
+        written = np.zeros(int(index.max()) + 1, bool)
+        written[index[changed]] = True
+        del changed
+        keep = np.flatnonzero(written[index])
+        index = index[keep]
+        actor = (a.gtid if whole else a.gtid[rows])[keep]
+        if by_block:
+            actor //= a.tpb
+        owner = np.empty(len(written), actor.dtype)
+        owner[index] = actor
+        other = owner[index] != actor
+        if not other.any():
+            continue
+        twice = np.zeros(len(written), bool)
+        twice[index[other]] = True
+        mine = keep[twice[index]]
+        found.append(mine if whole else rows[mine])
+    return np.sort(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
 
 def find_races(t):
     a = t.accesses
     if len(a) == 0:
         return []
-    block = a.block
-    space = np.array([info.space for info in t.arrays], dtype=object)
-    is_global = np.array([s == "global" for s in space], bool)[a.array]
+    tpb = a.tpb
+    is_global = np.array([info.space == "global" for info in t.arrays], bool)
     racy = np.zeros(len(a), bool)  # records in a racing element
     cross = np.zeros(len(a), bool)
 
-    # same block, same epoch: actors are threads
-    epoch = barrier_epoch(a.epoch)
-    gid, ng = group_ids(a.array, block, epoch, a.index)
-    bad = _ordered_by_syncwarp(a, gid, ng, _conflicting_groups(gid, ng, a.gtid, a.kind))
-    bad = _cas_guesses(a, gid, ng, bad, a.gtid, t.cas_locations)
-    racy |= bad[gid]
+    # same block, same epoch: actors are threads; a chunk of blocks at a time (no group spans blocks)
+    contended = contended_rows(a)
+    for start, stop in block_chunks(t) if len(contended) else ():
+        c = contended[np.searchsorted(contended, start) : np.searchsorted(contended, stop)]
+        if len(c) == 0:
+            continue
+        gtid = a.gtid[c]
+        gid, ng = group_ids(a.array[c], gtid // tpb, barrier_epoch(a.epoch[c]), a.index[c])
+        bad = _ordered_by_syncwarp(a, gid, ng, _conflicting_groups(gid, ng, gtid, a.kind[c]), c)
+        bad = _cas_guesses(a, gid, ng, bad, gtid, t.cas_locations, c)
+        racy[c] = bad[gid]
     # different blocks, any epoch (global memory only): actors are blocks
-    g = np.flatnonzero(is_global)
+    g = contended_rows(a, by_block=True, arrays=is_global)
     if len(g):
         # a grid sync (the epoch's high bits, see helpers.accesses.GRID_SHIFT) orders blocks too
         gid2, ng2 = group_ids(a.array[g], a.index[g], grid_epoch(a.epoch[g]))
-        bad2 = _conflicting_groups(gid2, ng2, block[g], a.kind[g])
+        block = a.gtid[g] // tpb
+        bad2 = _conflicting_groups(gid2, ng2, block, a.kind[g])
         bad2 = _cas_guesses(a, gid2, ng2, bad2, block, t.cas_locations, g)
         cross[g] = bad2[gid2]
+    flagged = np.flatnonzero(racy | cross)
+    if len(flagged) == 0:
+        return []
     verdicts = []
     reported = set()  # structured arrays already reported through one of their fields
-    for aid in np.unique(a.array[racy | cross]):
+    for aid in np.unique(a.array[flagged]):
         info = t.arrays[aid]
         if info.base is not None:
             if info.base in reported:
                 continue
             reported.add(info.base)
-        rows_all = np.flatnonzero((a.array == aid) & (racy | cross))
+        rows_all = flagged[a.array[flagged] == aid]
         first = rows_all[0]
         element = a.index[first]
         n_elements = len(np.unique(a.index[rows_all]))
         same = rows_all[a.index[rows_all] == element]
+        block = a.gtid[same] // tpb
         if racy[first]:
-            same = same[(block[same] == block[first]) & (epoch[same] == epoch[first])]
-            actor = a.gtid
+            epoch = barrier_epoch(a.epoch[same])
+            same = same[(block == a.gtid[first] // tpb) & (epoch == barrier_epoch(a.epoch[first]))]
+            actor = a.gtid[same]
         else:
             actor = block
         i, j = _first_pair(same, actor, a.kind)
@@ -114,19 +165,19 @@ def find_races(t):
     return verdicts
 
 
-def _cas_guesses(a, gid, ng, bad, actor, cas_locations, rows_of=None):
+def _cas_guesses(a, gid, ng, bad, actor, cas_locations, rows_of):
     """Clear the racing groups that are compare-and-swap loops: no plain write, every atomic a CAS,
     and each actor's plain reads come before its own CAS on the element. That is the CUDA
     Programming Guide's idiom (``old = *a; do { assumed = old; old = atomicCAS(a, assumed, f(assumed)); }
     while (assumed != old);``): the plain read is only a first guess that the CAS checks, so whatever
     another thread wrote meanwhile, the loop goes round again. A read after the actor's last CAS
-    (the result read before a barrier) still races. ``rows_of``: the log rows gid numbers, if not all."""
+    (the result read before a barrier) still races. ``rows_of``: the log rows gid numbers, and
+    ``actor`` the actor of each."""
     if not cas_locations or not bad.any():
         return bad
-    rows_of = np.arange(len(a)) if rows_of is None else rows_of
     picked = np.flatnonzero(bad[gid])
     group, rows = gid[picked], rows_of[picked]
-    kind, who = a.kind[rows], actor[rows]
+    kind, who = a.kind[rows], actor[picked]
     is_cas = np.isin(a.loc[rows], np.fromiter(cas_locations, np.int64))
     keep = np.zeros(ng, bool)
     np.logical_or.at(keep, group, (kind == WRITE) | ((kind == ATOMIC) & ~is_cas))
@@ -140,31 +191,35 @@ def _cas_guesses(a, gid, ng, bad, actor, cas_locations, rows_of=None):
     return bad & keep
 
 
-def _ordered_by_syncwarp(a, gid, ng, bad):
+def _ordered_by_syncwarp(a, gid, ng, bad, rows_of):
     """Clear the racing groups whose every conflicting pair is one warp's, split by a syncwarp.
 
     A group whose threads span several warps keeps its verdict: a syncwarp orders nothing across
     warps. A one-warp group is split by the syncwarps its threads had passed; it still races only
-    if a conflicting pair falls within one part (no syncwarp between them).
+    if a conflicting pair falls within one part (no syncwarp between them). ``rows_of``: the log
+    rows gid numbers.
     """
-    rows = np.flatnonzero(bad[gid])
+    picked = np.flatnonzero(bad[gid])
+    rows = rows_of[picked]
     if len(rows) == 0 or not np.any(warp_epoch(a.epoch[rows])):
         return bad
-    g, warp = gid[rows], a.block[rows] * 1024 + a.warp[rows]
+    gtid = a.gtid[rows]
+    g, warp = gid[picked], gtid // a.tpb * 1024 + gtid % a.tpb // 32
     lo, hi = np.full(ng, np.iinfo(np.int64).max), np.full(ng, -1)
     np.minimum.at(lo, g, warp)
     np.maximum.at(hi, g, warp)
     one_warp = lo == hi
     sub, nsub = group_ids(g, warp_epoch(a.epoch[rows]))
     still = np.zeros(ng, bool)
-    np.logical_or.at(still, g, _conflicting_groups(sub, nsub, a.gtid[rows], a.kind[rows])[sub])
+    np.logical_or.at(still, g, _conflicting_groups(sub, nsub, gtid, a.kind[rows])[sub])
     return bad & (~one_warp | still)
 
 
 def _race_verdict(t, info, element, i, j, rows, n_elements, same):
     a = t.accesses
     index = np.unravel_index(int(element), info.shape)
-    cross_block = a.block[i] != a.block[j]
+    tpb = a.tpb
+    cross_block = a.gtid[i] // tpb != a.gtid[j] // tpb
     ki, kj = int(a.kind[i]), int(a.kind[j])
     name = info.element(index)
     if info.space == "global" and "/" in info.name:  # arguments that are views of one memory (helpers.tracer.arguments)
@@ -196,7 +251,7 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
                 f"walk over the same elements: step by the whole grid, stride = cuda.gridsize(1)."
             )
     else:
-        same_warp = a.block[i] == a.block[j] and a.thread[i] // 32 == a.thread[j] // 32
+        same_warp = a.gtid[i] // tpb == a.gtid[j] // tpb and a.gtid[i] % tpb // 32 == a.gtid[j] % tpb // 32
         when = "with no cuda.syncthreads() between them" + (
             " (both are lanes of one warp: a cuda.syncwarp() would order them too)" if same_warp else ""
         )

@@ -24,7 +24,7 @@ import linecache
 import numpy as np
 
 from ..accesses import ATOMIC, READ, WRITE, unlinear
-from .findings import VERB, Verdict, fmt3, group_ids, idx, more, ranges, source_line, where, who
+from .findings import VERB, Verdict, block_chunks, fmt3, group_ids, idx, more, ranges, source_line, where, who
 from .races import find_races
 
 __all__ = ["Verdict", "VERDICT_KINDS", "find_verdicts"]
@@ -163,13 +163,18 @@ def _uninitialized(t):
     shared = np.array([info.space == "shared" for info in t.arrays], bool)
     if len(a) == 0 or not shared.any():
         return []
-    rows = np.flatnonzero(shared[a.array])
-    if len(rows) == 0:
+    firsts = []
+    for start, stop in block_chunks(t):  # a chunk of blocks at a time: no group spans blocks
+        rows = start + np.flatnonzero(shared[a.array[start:stop]])
+        if len(rows) == 0:
+            continue
+        gid, ng = group_ids(a.array[rows], a.gtid[rows] // a.tpb, a.index[rows])
+        first = np.full(ng, len(a), np.int64)
+        np.minimum.at(first, gid, rows)  # rows are in execution order
+        firsts.append(first[a.kind[first] != WRITE])
+    bad = np.concatenate(firsts) if firsts else np.zeros(0, np.int64)
+    if len(bad) == 0:
         return []
-    gid, ng = group_ids(a.array[rows], a.block[rows], a.index[rows])
-    first = np.full(ng, len(a), np.int64)
-    np.minimum.at(first, gid, rows)  # rows are in execution order
-    bad = first[a.kind[first] != WRITE]
     verdicts = []
     for aid in np.unique(a.array[bad]):
         info = t.arrays[aid]
