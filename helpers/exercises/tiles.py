@@ -1,0 +1,119 @@
+"""Tile-kernel exercises: a CUDA C kernel in which one warp computes one 16x16 tile of C = A B + C
+(nvcuda::wmma), launched on a 2-D grid of one-warp blocks: (N / 16, M / 16) blocks of 32 threads.
+
+Why a kind of its own: CudaCExercise launches one thread per element on a 1-D grid, which a warp-wide
+matrix instruction cannot use. In CPU mode the answer runs from its PTX on the interpreter
+(helpers/ptx/mma.py models wmma.load/mma/store); on a GPU ``run_wmma_tile`` launches it with CuPy. The
+inputs are small integers, so every correct order of summation gives the same float32 numbers and a
+wrong answer is named by the output it matches (``mistakes``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .. import cuda_c, env
+from ..errors import UnsupportedByTracer
+from .base import Exercise
+from .executor import LOCAL
+from .results import Graded
+
+TILE = 16
+
+
+def run_wmma_tile(src, values, block=32):
+    """GPU runner: the kernel named in values["kernel"] on CuPy arrays; (C after the launch, True)."""
+    import cupy as cp
+
+    a, b, c = (cp.asarray(values[k]) for k in ("a", "b", "c"))
+    M, N, K = (int(values[k]) for k in ("M", "N", "K"))
+    fn = cp.RawKernel(src, values["kernel"])
+    fn((N // TILE, M // TILE), (block,), (a, b, c, np.int32(M), np.int32(N), np.int32(K)))
+    cp.cuda.get_current_stream().synchronize()
+    return cp.asnumpy(c), True
+
+
+@dataclass(eq=False, repr=False)
+class TileKernelExercise(Exercise):
+    kernel: str = "kernel"
+    c_params: str = ""
+    reference: str = ""
+    make_inputs: Callable = None  # (rng, on_gpu) -> {"a", "b", "c", "M", "N", "K"}
+    oracle: Callable = None  # values -> C after the kernel
+    mistakes: tuple = ()  # (values -> the output a known mistake gives, sentence)
+
+    def reference_answer(self):
+        return self.reference
+
+    def _solution_text(self):
+        return self.reference
+
+    def _compiled(self, answer, executor):
+        """None when the answer compiles with the right signature; else the failing Graded."""
+        if not isinstance(answer, str):
+            return Graded("failed", f"give the CUDA C as a string, not {type(answer).__name__}.")
+        try:
+            ptx = executor.compile_cuda(answer + cuda_c.signature_probe(self.kernel, self.c_params), name="tile.cu")
+        except cuda_c.CompileError as e:
+            msg = str(e)
+            if f'identifier "{self.kernel}" is undefined' in msg:
+                return Graded(
+                    "failed", f"there is no kernel named {self.kernel}: the exercise looks it up by that name."
+                )
+            if "SIGNATURE:" in msg:
+                return Graded(
+                    "failed", f"the kernel's parameters are wrong: declare it as {self.kernel}({self.c_params})."
+                )
+            return Graded("failed", f"NVRTC rejects it: {msg.split(': ', 1)[-1]}")
+        if self.kernel not in cuda_c.entry_points(ptx):
+            return Graded("failed", f'{self.kernel} is not exported by that name: declare it extern "C".')
+        return None
+
+    def _grade(self, answer, rng, executor=LOCAL) -> Graded:
+        if bad := self._compiled(answer, executor):
+            return bad
+        gpu = env.on_gpu()
+        values = self.make_inputs(rng, gpu)
+        M, N = int(values["M"]), int(values["N"])
+        launch = f"{N // TILE} x {M // TILE} blocks of one warp, M = {M}, N = {N}, K = {int(values['K'])}"
+        if gpu:
+            got, _ = executor.launch_cuda_c(run_wmma_tile, answer, {**values, "kernel": self.kernel}, 32)
+            where = "on the GPU"
+        else:
+            from .. import ptx
+
+            c = values["c"].copy()
+            args = (values["a"], values["b"], c, *(np.int32(values[k]) for k in ("M", "N", "K")))
+            try:
+                r = ptx.run(answer, self.kernel, (N // TILE, M // TILE), 32, args, nvrtc=executor.compile_cuda)
+            except UnsupportedByTracer as e:
+                return Graded(
+                    "unchecked",
+                    f"it compiles, but the numbers could not be run here: {e}",
+                    None,
+                    {"numbers_checked": False},
+                )
+            if r.out_of_bounds:
+                return Graded("failed", "it reads or writes outside A, B or C: check each pointer's tile offset.")
+            if r.warp_misuse:
+                return Graded("failed", f"a warp instruction ran without the whole warp: {r.warp_misuse[0]['why']}.")
+            got, where = c, "on the CPU from its PTX"
+        return self._judge(values, np.asarray(got), where, launch)
+
+    def _judge(self, values, got, where, launch) -> Graded:
+        want = self.oracle(values)
+        if got.shape == want.shape and np.array_equal(got, want):
+            return Graded("passed", f"C = A B + C is right for every tile, run {where} ({launch}).", None, {})
+        for wrong, sentence in self.mistakes:
+            w = wrong(values)
+            if np.array_equal(got, w.astype(got.dtype)):
+                return Graded("failed", sentence)
+        bad = np.argwhere(got != want)[0]
+        return Graded(
+            "failed",
+            f"C[{bad[0]}, {bad[1]}] is {got[tuple(bad)]:g}, expected {want[tuple(bad)]:g} (tile row {bad[0] // TILE}, "
+            f"column {bad[1] // TILE}): check which tile each warp loads and where it stores.",
+        )
