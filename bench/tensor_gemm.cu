@@ -1,8 +1,9 @@
 // Tensor-core GEMM, C (float32, M x N, row-major) = A (M x K, row-major) * B, with B given as Bt
 // (N x K, row-major: each column of B contiguous), inputs bf16 (or fp16 with -DHALF), FP32 accumulation.
 //
-// Macros: BM, BN (block tile), WM, WN (warp tile), STAGES (shared-memory ring), GROUP (block rows that
-// run side by side so a panel of B is read once from DRAM for GROUP panels of A). BK is 32.
+// Macros: BM, BN (block tile), BK (32 or 64: the k-depth of a tile, 2 or 4 mma k-steps per barrier),
+// WM, WN (warp tile), STAGES (shared-memory ring), GROUP (block rows that run side by side so a panel
+// of B is read once from DRAM for GROUP panels of A).
 //
 // Why each piece: mma.sync m16n8k16 is the tensor-core instruction a warp issues; ldmatrix hands each
 // lane its fragment of a 16 x 16 tile in one instruction; cp.async copies global to shared without
@@ -29,7 +30,11 @@
 #ifndef GROUP
 #define GROUP 8
 #endif
+#ifndef BK
 #define BK 32
+#endif
+#define CPR (BK / 8)               // 16-byte chunks per tile row
+#define ROWS128 (128 / (BK * 2))  // tile rows per 128 bytes (the 32 banks)
 #define THREADS ((BM / WM) * (BN / WN) * 32)
 #define MT (WM / 16)  // m16 tiles per warp
 #define NT (WN / 8)   // n8 tiles per warp
@@ -42,9 +47,10 @@
 
 typedef unsigned short elem_t;  // the bits of a bf16 or fp16 value
 
-// Byte offset of 16-byte chunk `chunk` (0..3) of row `row` in a tile with 64-byte rows.
+// Byte offset of 16-byte chunk `chunk` of row `row` in a tile with BK * 2-byte rows: XOR the chunk with
+// the row's index among the 128-byte lines so 8 consecutive rows of one chunk use 8 different bank groups.
 __device__ __forceinline__ unsigned swz(int row, int chunk) {
-    return row * 64 + ((chunk ^ ((row >> 1) & 3)) << 4);
+    return row * (BK * 2) + ((chunk ^ ((row / ROWS128) & (CPR - 1))) << 4);
 }
 
 __device__ __forceinline__ void cp_async16(unsigned smem, const void* gmem) {
@@ -80,13 +86,13 @@ tc_gemm(int M, int N, int K, const elem_t* __restrict__ A, const elem_t* __restr
     auto load_tile = [&](int stage, int kt) {
         const int k0 = kt * BK;
 #pragma unroll
-        for (int c = tid; c < BM * 4; c += THREADS) {
-            const int row = c >> 2, chunk = c & 3;
+        for (int c = tid; c < BM * CPR; c += THREADS) {
+            const int row = c / CPR, chunk = c % CPR;
             cp_async16(sbase + stage * a_stage + swz(row, chunk), Ablk + (size_t)row * K + k0 + chunk * 8);
         }
 #pragma unroll
-        for (int c = tid; c < BN * 4; c += THREADS) {
-            const int row = c >> 2, chunk = c & 3;
+        for (int c = tid; c < BN * CPR; c += THREADS) {
+            const int row = c / CPR, chunk = c % CPR;
             cp_async16(b_base + stage * b_stage + swz(row, chunk), Bblk + (size_t)row * K + k0 + chunk * 8);
         }
     };
@@ -115,7 +121,7 @@ tc_gemm(int M, int N, int K, const elem_t* __restrict__ A, const elem_t* __restr
 
         const unsigned as = sbase + (kt % STAGES) * a_stage, bs = b_base + (kt % STAGES) * b_stage;
 #pragma unroll
-        for (int kk = 0; kk < 2; ++kk) {  // two k16 steps in BK = 32
+        for (int kk = 0; kk < BK / 16; ++kk) {  // the tile's k16 steps
             unsigned af[MT][4], bf[NT][2];
 #pragma unroll
             for (int i = 0; i < MT; ++i) {

@@ -16,23 +16,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("CUPY_TF32", "0")
-os.environ.setdefault("NVIDIA_TF32_OVERRIDE", "0")
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 SOURCE = Path(__file__).with_name("tensor_gemm.cu")
-BK = 32
-# (label, macros): block tile BM x BN, warp tile WM x WN, shared-memory stages
+# (label, macros): block tile BM x BN x BK, warp tile WM x WN, shared-memory stages
 VARIANTS = (
-    ("128x128 tile, 64x32 per warp, 4 stages", {"BM": 128, "BN": 128, "WM": 64, "WN": 32, "STAGES": 4}),
-    ("128x256 tile, 64x64 per warp, 3 stages", {"BM": 128, "BN": 256, "WM": 64, "WN": 64, "STAGES": 3}),
-    ("256x128 tile, 64x64 per warp, 3 stages", {"BM": 256, "BN": 128, "WM": 64, "WN": 64, "STAGES": 3}),
+    ("128x128x32 tile, 64x32 per warp, 4 stages", {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "STAGES": 4}),
+    ("256x128x32 tile, 64x64 per warp, 3 stages", {"BM": 256, "BN": 128, "BK": 32, "WM": 64, "WN": 64, "STAGES": 3}),
+    ("128x128x64 tile, 64x32 per warp, 3 stages", {"BM": 128, "BN": 128, "BK": 64, "WM": 64, "WN": 32, "STAGES": 3}),
+    ("256x128x64 tile, 64x64 per warp, 3 stages", {"BM": 256, "BN": 128, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3}),
+    ("256x128x64 tile, 64x32 per warp, 3 stages", {"BM": 256, "BN": 128, "BK": 64, "WM": 64, "WN": 32, "STAGES": 3}),
+    ("128x256x64 tile, 64x64 per warp, 3 stages", {"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3}),
 )
 # cudaDataType and cublasComputeType values (library_types.h, cublas_api.h)
 CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
@@ -45,7 +44,7 @@ def threads(m: dict) -> int:
 
 
 def shared_bytes(m: dict) -> int:
-    return m["STAGES"] * (m["BM"] + m["BN"]) * BK * 2
+    return m["STAGES"] * (m["BM"] + m["BN"]) * m["BK"] * 2
 
 
 def to_bits(cp, x, precision: str):
@@ -63,11 +62,14 @@ def from_bits(cp, bits, precision: str):
 
 
 def compile_kernel(macros: dict, precision: str, arch: str):
-    from cuda.core import Program, ProgramOptions
+    """NVRTC through the course's compile (its include path has cuda_bf16.h), loaded with cuda.core."""
+    from cuda.core import ObjectCode
 
-    defs = [(k, str(v)) for k, v in macros.items()] + ([("HALF", "1")] if precision == "fp16" else [])
-    opts = ProgramOptions(arch=arch, define_macro=defs, std="c++17")
-    return Program(SOURCE.read_text(), code_type="c++", options=opts).compile("cubin").get_kernel("tc_gemm")
+    from helpers import cuda_c
+
+    defs = [f"-D{k}={v}" for k, v in macros.items()] + (["-DHALF=1"] if precision == "fp16" else [])
+    cubin = cuda_c.compile(SOURCE.read_text(), target="cubin", arch=arch, options=tuple(defs))
+    return ObjectCode.from_cubin(cubin).get_kernel("tc_gemm")
 
 
 def allow_shared(kernel, nbytes: int) -> None:
@@ -89,8 +91,8 @@ def course_launcher(kernel, macros, s, A, Bt, C):
     import numpy as np
     from cuda.core import Device, LaunchConfig, launch
 
-    if s % macros["BM"] or s % macros["BN"] or s % BK:
-        raise ValueError(f"the size must be a multiple of {macros['BM']}, {macros['BN']} and {BK}")
+    if s % macros["BM"] or s % macros["BN"] or s % macros["BK"]:
+        raise ValueError(f"the size must be a multiple of {macros['BM']}, {macros['BN']} and {macros['BK']}")
     cfg = LaunchConfig(
         grid=(s // macros["BM"]) * (s // macros["BN"]), block=threads(macros), shmem_size=shared_bytes(macros)
     )
@@ -184,7 +186,7 @@ def main(argv=None) -> int:
                 rec["blocks_per_sm"] = occ
                 measure(rec, course_launcher(kern, macros, s, A16, Bt16, C), exact)
             except Exception as e:  # a variant that fails is recorded, the others still run
-                rec.update(status="failed", error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+                rec.update(status="failed", error=f"{type(e).__name__}: {' '.join(str(e).split())[:300]}")
             if rec.get("status") == "ok" and base.get("status") == "ok":
                 rec["of_cublas"] = base["seconds"] / rec["seconds"]
             recs.append(rec)
