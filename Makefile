@@ -151,7 +151,7 @@ bench: $(ENV_DEP)
 	COURSE_MODE=gpu $(PY) bench/cccl.py --out docs/data/cccl.json --docs docs/benchmarks.md
 	COURSE_MODE=gpu $(PY) bench/streaming.py --ptx --out docs/data
 	COURSE_MODE=gpu $(PY) bench/streams_graphs.py --out docs/data/streams_graphs.json
-	COURSE_MODE=gpu $(PY) bench/launch_cost.py --out docs/data/launch_cost.json --docs docs/benchmarks.md
+	COURSE_MODE=gpu $(PY) bench/launch_cost.py --out docs/data --docs docs/benchmarks.md
 
 grade: $(ENV_DEP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder-or-zip [OUT=grades] [GRADE_ARGS='...']"; exit 2; }

@@ -1,6 +1,6 @@
 """What one launch costs the host, per way of launching the same SAXPY, and how to cut Numba's.
 
-    COURSE_MODE=gpu python bench/launch_cost.py --out docs/data/launch_cost.json --docs docs/benchmarks.md
+    COURSE_MODE=gpu python bench/launch_cost.py --out docs/data --docs docs/benchmarks.md
 
 Host cost: launch a 256-thread kernel many times, synchronize once, host time / launches (median of
 rounds). Every way is checked for a right result first. Also a timing mistake worth measuring:
@@ -101,7 +101,7 @@ def host_us(launch, sync, launches, rounds):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="docs/data/launch_cost.json")
+    ap.add_argument("--out", default="docs/data", help="folder for launch_cost-<gpu>.json (one record per GPU kind)")
     ap.add_argument("--docs", help="append the Markdown table to this file")
     ap.add_argument("--graphs", default="docs/data/streams_graphs.json", help="bench/streams_graphs.py's record")
     ap.add_argument("--launches", type=int, default=2000)
@@ -111,7 +111,7 @@ def main(argv=None) -> int:
     import cupy as cp
 
     from bench.report import judge_limits, render_limits
-    from bench.timing import machine
+    from bench.timing import machine, slug
 
     sync = cp.cuda.Device().synchronize
     ways, (x, y, out) = launchers(THREADS)
@@ -172,8 +172,9 @@ def main(argv=None) -> int:
     record["limits"] = [{"target": v.limit.name, "measured": v.value, "result": v.result} for v in verdicts]
     limits_md = render_limits(verdicts)
     print(limits_md, flush=True)
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(record, indent=1) + "\n")
+    out = Path(a.out) / f"launch_cost-{slug(record['machine']['GPU'].split('(')[0])}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n")
     if a.docs:
         with open(a.docs, "a") as f:
             f.write("\n" + markdown(record))
