@@ -39,7 +39,6 @@ def test_one_launch_timing_understates_numba_and_a_batch_does_not(path):
     assert abs(numba["queued_batch_gbs"] / c["queued_batch_gbs"] - 1) < 0.03
 
 
-
 def test_the_texts_one_launch_figures_are_the_h100_records():
     numba = H100["one_launch_vs_batch"]["Numba, device arrays wrapped once"]
     text = "\n".join(c.source for c in nbformat.read(ROOT / "solutions/11_interop.ipynb", as_version=4).cells)
