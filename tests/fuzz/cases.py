@@ -22,6 +22,7 @@ from numba import cuda
 from helpers import cuda_c, geometry, trace
 from helpers.problems import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb13, nb14, nb15
 from helpers.problems import nb16
+from helpers.problems import nb17
 
 
 class Evil:
@@ -1294,6 +1295,13 @@ case(
     "@cuda.jit\ndef warp_sum(x, total):\n    i = cuda.grid(1)\n    if i < x.size:\n        cuda.atomic.add(total, 0, x[i])\nnb06.warp_sum.check(warp_sum)",
 )
 case(
+    "warp_scan_returns_early_before_the_shuffles",
+    r"misused warp call.*had already finished \(returned early\)",
+    "@cuda.jit\ndef warp_scan(x, out):\n    i = cuda.grid(1)\n    if i >= x.size:\n        return\n    v = x[i]\n"
+    "    d = 1\n    while d < 32:\n        up = cuda.shfl_up_sync(0xFFFFFFFF, v, d)\n        if cuda.laneid >= d:\n"
+    "            v += up\n        d *= 2\n    out[i] = v\nnb17.warp_scan.check(warp_scan)",
+)
+case(
     "row_sums_one_thread_per_row",
     r"let all 32 lanes of the row's block walk the row together",
     "@cuda.jit\ndef row_sums(A, out):\n    r = cuda.grid(1)\n    if r < A.shape[0]:\n        s = 0.0\n        for j in range(A.shape[1]):\n            s += A[r, j]\n        out[r] = s\nnb07.row_sums.check(row_sums)",
@@ -1597,6 +1605,9 @@ EXERCISES = {
     "nb16.time_kernel": ("42", r"pass your function itself, e.g. check\(time_kernel\)"),
     "nb16.pipeline": ("'text'", r"pass your function itself, e.g. check\(pipeline\)"),
     "nb16.capture_steps": ("3.5", r"pass your function itself, e.g. check\(capture_steps\)"),
+    "nb17.warp_scan": ("42", KERNEL),
+    "nb17.compact": ("'text'", KERNEL),
+    "nb17.normalize": ("3.5", KERNEL),
 }
 # What a hostile object (every protocol raises) must come back as, by the exercise's kind: never a repr that raised.
 HOSTILE = r"(pass your (function|@cuda.jit kernel) itself|give the CUDA C as a string|give four strings|your (answer|code) raised RuntimeError|a Evil object)"
