@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.exercises import Floats, FunctionExercise, register
+from helpers.exercises import CallExercise, Floats, FunctionExercise, register
 from helpers.exercises.tiles import TileKernelExercise
 
 # ----------------------------------------------------------------------------- 1. float32 -> bfloat16
@@ -70,7 +70,7 @@ to_bf16 = FunctionExercise(
 
 C_PARAMS = "const __half* a, const __half* b, float* c, int M, int N, int K"
 
-WMMA_GEMM = r"""#include <mma.h>
+WMMA_GEMM_SRC = r"""#include <mma.h>
 #include <cuda_fp16.h>
 using namespace nvcuda;
 
@@ -152,7 +152,7 @@ wmma_gemm = TileKernelExercise(
     "(m16n16k16, FP32 accumulator). The check launches (N/16, M/16) blocks of 32 threads.",
     kernel="wmma_gemm",
     c_params=C_PARAMS,
-    reference=WMMA_GEMM,
+    reference=WMMA_GEMM_SRC,
     make_inputs=_inputs,
     oracle=_gemm,
     mistakes=(
@@ -184,6 +184,65 @@ wmma_gemm = TileKernelExercise(
         "Start the accumulator from C: load_matrix_sync(acc, c_tile, N, wmma::mem_row_major); then for each k step "
         "of 16 load A's and B's tiles and mma_sync(acc, fa, fb, acc).",
         "Store with store_matrix_sync(c_tile, acc, N, wmma::mem_row_major).",
+    ),
+)
+
+# ----------------------------------------------------------------------------- 3. FP16 inputs, FP32 accumulation
+
+
+def _dot32(x, y):
+    acc = np.float32(0)
+    for p in x.astype(np.float32) * y.astype(np.float32):  # a product of two float16s is exact in float32
+        acc = np.float32(acc + p)
+    return float(acc)
+
+
+def _dot_cases(rng):
+    n = int(rng.integers(200, 400))
+    big = (np.full(n, 20.0), np.full(n, 20.0))  # n * 400 > 65504: a float16 sum overflows
+    small = np.full(n, 2.0**-6)
+    small[0] = 64.0  # 64 first, then products of 2^-12 each: below half a float16 step of 64, each is lost
+    tiny = (small, np.where(np.arange(n) == 0, 1.0, 2.0**-6))
+    rand = (rng.standard_normal(n), rng.standard_normal(n))
+    return [("overflow", big), ("lost bits", tiny), ("random", rand)]
+
+
+def _judge_dot(fn, rng):
+    name = getattr(fn, "__name__", "dot_fp32_acc")
+    for what, (x, y) in _dot_cases(rng):
+        x, y = x.astype(np.float16), y.astype(np.float16)
+        with np.errstate(all="ignore"):
+            got = fn(x.copy(), y.copy())
+        want = _dot32(x, y)
+        if not isinstance(got, (float, np.floating)):
+            return False, f"{name} returned {type(got).__name__}; return the sum as a Python float (float(acc))."
+        got = float(got)
+        if np.isclose(got, want, rtol=1e-5, atol=1e-6):
+            continue
+        if what == "overflow" and np.isinf(got):
+            return False, (
+                f"{name} returned inf for {len(x)} products of 400: the sum was kept in float16, which overflows "
+                "past 65504; convert x and y to float32 before multiplying and summing."
+            )
+        rounded = float(np.sum((x * y).astype(np.float32), dtype=np.float64))
+        if what == "random" and np.isclose(got, rounded, rtol=1e-5, atol=1e-6):
+            return False, (
+                f"{name} rounded each product to float16 before summing (x * y of two float16 arrays is float16): "
+                "convert x and y to float32 first; a product of two float16s is exact in float32."
+            )
+        return False, f"{name} returned {got:g} for {what} inputs, expected {want:g} (float32 accumulation)."
+    return True, "float32 accumulation: no overflow at 400 x n, no small product lost, random inputs right."
+
+
+dot_fp32_acc = CallExercise(
+    prompt="Write dot_fp32_acc(x, y): the dot product of two float16 NumPy arrays with float32 accumulation (what a "
+    "tensor core does with FP16 inputs), returned as a Python float. The check uses inputs where a float16 sum "
+    "overflows and where it loses the small terms.",
+    reference=_dot32,
+    judge=_judge_dot,
+    hints=(
+        "Convert first: x.astype(np.float32) * y.astype(np.float32); a product of two float16s is exact in float32.",
+        "Sum those products in float32 (np.sum(..., dtype=np.float32) or a loop) and return float(...).",
     ),
 )
 

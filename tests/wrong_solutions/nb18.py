@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from helpers.problems.nb18 import WMMA_GEMM
+from helpers.problems.nb18 import WMMA_GEMM_SRC
 
 from . import Wrong
 
@@ -23,8 +23,8 @@ def unrounded(x):
 
 
 def _edit(old, new):
-    src = WMMA_GEMM.replace(old, new)
-    assert src != WMMA_GEMM, old
+    src = WMMA_GEMM_SRC.replace(old, new)
+    assert src != WMMA_GEMM_SRC, old
     return src
 
 
@@ -65,3 +65,33 @@ WRONG = {
         Wrong("not extern C", _edit('extern "C" __global__', "__global__"), 'declare it extern "C"'),
     ],
 }
+
+
+# ----------------------------------------------------------------------------- dot_fp32_acc
+
+
+def float16_sum(x, y):
+    acc = np.float16(0)
+    for p in x * y:
+        acc = np.float16(acc + p)
+    return float(acc)
+
+
+def float16_products(x, y):
+    return float(np.sum((x * y).astype(np.float32), dtype=np.float32))
+
+
+def last_term_dropped(x, y):
+    return float(np.sum(x[:-1].astype(np.float32) * y[:-1].astype(np.float32), dtype=np.float32))
+
+
+def returns_array(x, y):
+    return x.astype(np.float32) * y.astype(np.float32)
+
+
+WRONG["dot_fp32_acc"] = [
+    Wrong("float16 accumulation", float16_sum, "the sum was kept in float16, which overflows past 65504"),
+    Wrong("float16 products", float16_products, "rounded each product to float16 before summing"),
+    Wrong("off by one", last_term_dropped, "expected"),
+    Wrong("wrong type", returns_array, "return the sum as a Python float"),
+]
