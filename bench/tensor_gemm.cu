@@ -63,6 +63,27 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
                  : "r"(addr));
 }
 
+// The warp's A fragments (MT m16 x k16 tiles) and B fragments (NT k16 x n8 tiles) of k-step kk.
+__device__ __forceinline__ void load_fragments(unsigned (&af)[MT][4], unsigned (&bf)[NT][2], unsigned as, unsigned bs,
+                                               int kk, int wm, int wn, int lane) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+        const int row = wm * WM + i * 16 + (lane & 15);
+        ldmatrix_x4(af[i], as + swz(row, kk * 2 + (lane >> 4)));
+    }
+#pragma unroll
+    for (int j = 0; j < NT; j += 2) {
+        const int mat = lane >> 3;
+        const int row = wn * WN + j * 8 + (mat >> 1) * 8 + (lane & 7);
+        unsigned r[4];
+        ldmatrix_x4(r, bs + swz(row, kk * 2 + (mat & 1)));
+        bf[j][0] = r[0];
+        bf[j][1] = r[1];
+        bf[j + 1][0] = r[2];
+        bf[j + 1][1] = r[3];
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS)
 tc_gemm(int M, int N, int K, const elem_t* __restrict__ A, const elem_t* __restrict__ Bt, float* __restrict__ C) {
     extern __shared__ __align__(128) unsigned char smem[];
@@ -120,33 +141,23 @@ tc_gemm(int M, int N, int K, const elem_t* __restrict__ A, const elem_t* __restr
         asm volatile("cp.async.commit_group;\n" ::);
 
         const unsigned as = sbase + (kt % STAGES) * a_stage, bs = b_base + (kt % STAGES) * b_stage;
+        // Two sets of fragments: the next k-step's ldmatrix is issued before this k-step's mma, so its
+        // latency hides behind the tensor-core work (asm volatile keeps the order as written).
+        unsigned af[2][MT][4], bf[2][NT][2];
+        load_fragments(af[0], bf[0], as, bs, 0, wm, wn, lane);
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {  // the tile's k16 steps
-            unsigned af[MT][4], bf[NT][2];
-#pragma unroll
-            for (int i = 0; i < MT; ++i) {
-                const int row = wm * WM + i * 16 + (lane & 15);
-                ldmatrix_x4(af[i], as + swz(row, kk * 2 + (lane >> 4)));
-            }
-#pragma unroll
-            for (int j = 0; j < NT; j += 2) {
-                const int mat = lane >> 3;
-                const int row = wn * WN + j * 8 + (mat >> 1) * 8 + (lane & 7);
-                unsigned r[4];
-                ldmatrix_x4(r, bs + swz(row, kk * 2 + (mat & 1)));
-                bf[j][0] = r[0];
-                bf[j][1] = r[1];
-                bf[j + 1][0] = r[2];
-                bf[j + 1][1] = r[3];
-            }
+            if (kk + 1 < BK / 16) load_fragments(af[(kk + 1) & 1], bf[(kk + 1) & 1], as, bs, kk + 1, wm, wn, lane);
 #pragma unroll
             for (int i = 0; i < MT; ++i)
 #pragma unroll
-                for (int j = 0; j < NT; ++j)
+                for (int j = 0; j < NT; ++j) {
+                    const unsigned(&a)[4] = af[kk & 1][i];
+                    const unsigned(&b)[2] = bf[kk & 1][j];
                     asm volatile(MMA "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                                  : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
-                                 : "r"(af[i][0]), "r"(af[i][1]), "r"(af[i][2]), "r"(af[i][3]), "r"(bf[j][0]),
-                                   "r"(bf[j][1]));
+                                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                }
         }
     }
     asm volatile("cp.async.wait_group 0;\n" ::);

@@ -27,8 +27,9 @@ SOURCE = Path(__file__).with_name("tensor_gemm.cu")
 # (label, macros): block tile BM x BN x BK, warp tile WM x WN, shared-memory stages
 VARIANTS = (
     ("128x128x32 tile, 64x32 per warp, 4 stages", {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "STAGES": 4}),
-    ("256x128x32 tile, 64x64 per warp, 3 stages", {"BM": 256, "BN": 128, "BK": 32, "WM": 64, "WN": 64, "STAGES": 3}),
     ("128x128x64 tile, 64x32 per warp, 3 stages", {"BM": 128, "BN": 128, "BK": 64, "WM": 64, "WN": 32, "STAGES": 3}),
+    ("256x128x32 tile, 64x64 per warp, 3 stages", {"BM": 256, "BN": 128, "BK": 32, "WM": 64, "WN": 64, "STAGES": 3}),
+    ("256x128x32 tile, 64x64 per warp, 4 stages", {"BM": 256, "BN": 128, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4}),
     ("256x128x64 tile, 64x64 per warp, 3 stages", {"BM": 256, "BN": 128, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3}),
     ("256x128x64 tile, 64x32 per warp, 3 stages", {"BM": 256, "BN": 128, "BK": 64, "WM": 64, "WN": 32, "STAGES": 3}),
     ("128x256x64 tile, 64x64 per warp, 3 stages", {"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3}),
