@@ -1,6 +1,7 @@
-"""``python -m helpers.mutation [-j N] [--fresh] [EXERCISE ...]``: grade every mutant in this
+"""``python -m helpers.mutation [-j N] [--fresh] [--merge] [EXERCISE ...]``: grade every mutant in this
 process's mode (CPU unless COURSE_MODE=gpu on a GPU host), write that mode's record, then the
-report page.
+report page. ``--merge`` with exercise ids grades only those and puts their rows into the existing
+record (the record lists them as merged: graded later than the rest).
 
 Each outcome is appended to ``build/mutation-<mode>.jsonl`` as it is graded: a run that is stopped
 resumes there (while the course's code is unchanged; ``--fresh`` starts over). With exercise ids
@@ -18,7 +19,7 @@ import sys
 from .. import env
 from ..problems import all_exercises
 from .journal import Journal, fingerprint, journal_path
-from .report import write_page, write_record
+from .report import write_merged, write_page, write_record
 from .run import exercise_id, grade_job, mutants, targets
 
 SLOWEST = 10  # the slowest mutants are printed: where a run's time goes
@@ -43,6 +44,7 @@ def main(argv) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.mutation")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--fresh", action="store_true", help="grade every mutant again, ignoring the journal")
+    parser.add_argument("--merge", action="store_true", help="put the named exercises' rows into the record")
     parser.add_argument("exercises", nargs="*", help="only these exercise ids; no record is written")
     args = parser.parse_args(argv)
     only = set(args.exercises)
@@ -67,10 +69,11 @@ def main(argv) -> int:
             print(f"  survived ({o.status}): {o.mutant.key}", flush=True)
     for o in sorted(outcomes, key=lambda o: -o.seconds)[:SLOWEST]:
         print(f"  {o.seconds:7.1f} s  {o.mutant.key}")
-    if only:
-        return 0
     device = (env.MODE.info.name or "a GPU") if mode == "gpu" else ""
-    print(f"wrote {write_record(mode, outcomes, device)} and {write_page()}")
+    if only and args.merge:
+        print(f"merged into {write_merged(mode, outcomes, sorted(only), device)}; wrote {write_page()}")
+    elif not only:
+        print(f"wrote {write_record(mode, outcomes, device)} and {write_page()}")
     return 0
 
 

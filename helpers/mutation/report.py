@@ -50,6 +50,23 @@ def write_record(mode: str, outcomes, device: str = "") -> Path:
     return path
 
 
+def merged(old: dict | None, outcomes, exercises, device: str = "") -> dict:
+    """The record ``old`` with the named exercises' mutants replaced by ``outcomes`` (the others kept as
+    they were graded). The exercises merged are listed under "merged" so the page can say which rows
+    come from a later run than the rest."""
+    keep = [m for m in (old or {}).get("mutants", []) if m["key"].split(" | ")[0] not in set(exercises)]
+    later = sorted(set((old or {}).get("merged", [])) | set(exercises))
+    body = {"mode": (old or {}).get("mode", ""), "device": device or (old or {}).get("device", "")}
+    return {**body, "merged": later, "mutants": keep + records(outcomes)}
+
+
+def write_merged(mode: str, outcomes, exercises, device: str = "") -> Path:
+    path = record_path(mode)
+    body = merged(load(mode), outcomes, exercises, device)
+    path.write_text(json.dumps({**body, "mode": mode}, indent=1, sort_keys=True) + "\n")
+    return path
+
+
 def load(mode: str) -> dict | None:
     path = record_path(mode)
     return json.loads(path.read_text()) if path.exists() else None
@@ -133,6 +150,10 @@ def _page(cpu: dict, gpu: dict | None, first: str) -> str:
         lines += [f"- `{k}`" for k in differ]
     elif first == "CPU":
         lines.append("No GPU record yet.")
+    for name, rec in ((first, cpu), ("GPU", gpu if first == "CPU" else None)):
+        if rec and rec.get("merged"):
+            later = ", ".join(f"`{e}`" for e in rec["merged"])
+            lines.append(f"Graded in a later run and merged into the {name} record (`--merge`): {later}.")
     surviving = [k for r in rows(cpu) for k in r.surviving]
     lines += ["", "## Surviving mutants", ""]
     lines += [f"- `{k}`" for k in surviving] or ["None."]

@@ -96,3 +96,25 @@ def test_a_sample_graded_now_gets_the_recorded_verdict(key):
     assert now.killed == (then["status"] in KILLED), (now.status, now.message, then["status"], then["message"])
     if not now.killed:
         assert reason(key), f"{key} survives: {now.message}"
+
+
+def test_a_merge_replaces_only_the_named_exercises_rows_and_says_so():
+    from helpers.mutation import report as R
+    from helpers.mutation.run import Mutant, Outcome
+
+    def rec(key, status):
+        return {"key": key, "status": status, "message": "", "source": ""}
+
+    old = {
+        "mode": "cpu",
+        "device": "",
+        "mutants": [rec("nb01.a | function | x | line 1", "failed"), rec("nb02.b | kernel | y | line 2", "passed")],
+    }
+    fresh = Outcome(Mutant("nb02.b", "kernel", "y", "line 2", "src"), "failed", "wrong", 0.1)
+    body = R.merged(old, [fresh], ["nb02.b"])
+    assert [(m["key"].split(" | ")[0], m["status"]) for m in body["mutants"]] == [
+        ("nb01.a", "failed"),
+        ("nb02.b", "failed"),
+    ]
+    assert body["merged"] == ["nb02.b"] and body["mode"] == "cpu"
+    assert "merged into the CPU record (`--merge`): `nb02.b`" in R.page(body, None)
