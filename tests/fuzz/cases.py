@@ -23,6 +23,7 @@ from helpers import cuda_c, geometry, trace
 from helpers.problems import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb13, nb14, nb15
 from helpers.problems import nb16
 from helpers.problems import nb17
+from helpers.problems import nb19
 
 
 class Evil:
@@ -1490,6 +1491,24 @@ case(
     "def capture_steps(add_one, twice, x, n_steps):\n    return x\nnb16.capture_steps.check(capture_steps)",
 )
 case(
+    "check_returns_everything_after_err",
+    r"returned \(\d+,\), expected \d+: one value comes back on its own",
+    "def check(result):\n    return result[1:]\nnb19.check_call.check(check)",
+)
+case(
+    "chunk_sums_rounds_the_chunk_down",
+    r"rounds down, so the last x.size % out.size elements belong to no thread",
+    "@cuda.jit\ndef chunk_sums(x, out):\n    i = cuda.grid(1)\n    if i < out.size:\n        chunk = x.size // out.size\n"
+    "        s = 0\n        for k in range(i * chunk, (i + 1) * chunk):\n            s += x[k]\n        out[i] = s\n"
+    "nb19.chunk_sums.check(chunk_sums)",
+)
+case(
+    "sticky_errors_from_a_typed_list",
+    r"names more sticky errors than the usual list",
+    "def sticky_errors(errors):\n    usual = {700, 702, 710, 714, 715, 716, 717, 718, 719}\n"
+    "    return [e.name for e in errors if int(e) in usual]\nnb19.sticky_errors.check(sticky_errors)",
+)
+case(
     "dram_gbs_reads_only",
     r"count the bytes written too",
     "def dram_gbs(row):\n    return row['dram__bytes_read.sum'] / row['gpu__time_duration.sum']\nnb15.dram_gbs.check(dram_gbs)",
@@ -1608,6 +1627,9 @@ EXERCISES = {
     "nb17.warp_scan": ("42", KERNEL),
     "nb17.compact": ("'text'", KERNEL),
     "nb17.normalize": ("3.5", KERNEL),
+    "nb19.check_call": ("42", r"pass your function itself, e.g. check\(check_call\)"),
+    "nb19.chunk_sums": ("'text'", KERNEL),
+    "nb19.sticky_errors": ("3.5", FUNCTION),
 }
 # What a hostile object (every protocol raises) must come back as, by the exercise's kind: never a repr that raised.
 HOSTILE = r"(pass your (function|@cuda.jit kernel) itself|give the CUDA C as a string|give four strings|your (answer|code) raised RuntimeError|a Evil object)"
