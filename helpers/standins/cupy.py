@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import cuda_c
 from ..errors import LearnerError, LearnerTypeError, LearnerValueError, shown
-from . import _launch, cupy_streams
+from . import _launch, cupy_linalg, cupy_streams
 
 SUPPORTED = (
     "for CuPy runs RawKernel, RawModule, ElementwiseKernel and ReductionKernel launches on "
@@ -54,6 +54,11 @@ class ndarray(np.ndarray):  # noqa: N801 - the name CuPy uses
         if isinstance(got, np.ndarray):
             return got
         return super().__getitem__((*key, Ellipsis) if isinstance(key, tuple) else (key, Ellipsis))
+
+    def __matmul__(self, other):  # a 2-D float product with CuPy's compute types (cupy_linalg.py)
+        if cupy_linalg.modelled(self, other):
+            return cupy_linalg.matmul(self, other)
+        return super().__matmul__(other)
 
     def get(self, stream=None, order="C", out=None):
         """GPU -> host copy, as ``cupy.ndarray.get()``."""
@@ -107,6 +112,7 @@ float16, float32, float64, int32, int64, uint32, uint64 = (
     np.uint64,
 )
 newaxis = np.newaxis
+matmul, _core = cupy_linalg.matmul, cupy_linalg.core  # cuBLAS's product, its compute types modelled
 
 
 def _random(size=None, dtype=float, out=None):
