@@ -21,6 +21,7 @@ import numpy as np
 from ..exercises import KernelExercise
 from ..exercises.launch import launch_for
 from ..exercises.libraries import CudaCExercise
+from ..exercises.tiles import TileKernelExercise
 from ..exercises.plan import check_plan
 from . import c_answers, call_ops, host_ops, kernel_ops
 from .build import build, function_tree, globals_of, unresolved
@@ -62,7 +63,7 @@ def exercise_id(ex) -> str:
 def targets(ex) -> list:
     """(part, reference function, operators, call) for each piece of the exercise a learner writes."""
     factory = getattr(ex, "factory", None)
-    if isinstance(ex, CudaCExercise):
+    if isinstance(ex, (CudaCExercise, TileKernelExercise)):
         return [("cuda_c", ex.reference, c_answers.OPERATORS, False)]
     host_code = host_ops.OPERATORS + call_ops.OPERATORS  # code that launches, copies and calls libraries
     if isinstance(ex, KernelExercise):
@@ -109,7 +110,7 @@ def context(ex, tree) -> Context:
 def mutants(ex) -> Iterator[tuple[Mutant, ast.FunctionDef, object, bool]]:
     """Every distinct, runnable mutant of the exercise: (Mutant, tree, namespace, call); for a CUDA C
     answer the "tree" is the mutated answer itself (a string, or a reduction's four) and nothing is built."""
-    if isinstance(ex, CudaCExercise):
+    if isinstance(ex, (CudaCExercise, TileKernelExercise)):
         for m in c_answers.mutants(ex, SEED):
             yield Mutant(exercise_id(ex), "cuda_c", m.operator, m.site, m.source), m.answer, None, False
         return
@@ -182,6 +183,8 @@ def right_beyond_the_check(ex, answer) -> bool:
         return right_at_size(ex, answer)
     if isinstance(ex, CudaCExercise):
         return c_right(ex, answer)
+    if isinstance(ex, TileKernelExercise):  # its check on other inputs (other seeds)
+        return all(ex.grade(answer, seed=SEED + k).status == "passed" for k in range(8))
     if getattr(ex, "judge", None) is not None:  # a call judged whole: its own check, on many more draws
         return all(ex.grade(answer, seed=SEED + k).status == "passed" for k in range(40))
     rng = np.random.default_rng(SEED)
