@@ -38,6 +38,7 @@ def run_wmma_tile(src, values, block=32):
 
 @dataclass(eq=False, repr=False)
 class TileKernelExercise(Exercise):
+    kind: str = "tile"  # helpers/mutation reads it to mutate the reference as CUDA C
     kernel: str = "kernel"
     c_params: str = ""
     reference: str = ""
