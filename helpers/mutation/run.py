@@ -21,8 +21,8 @@ import numpy as np
 from ..exercises import KernelExercise
 from ..exercises.launch import launch_for
 from ..exercises.libraries import CudaCExercise
-from ..exercises.tiles import TileKernelExercise
 from ..exercises.plan import check_plan
+from ..exercises.tiles import TileKernelExercise
 from . import c_answers, call_ops, host_ops, kernel_ops
 from .build import build, function_tree, globals_of, unresolved
 from .sites import Context, call_name, mutate
