@@ -69,7 +69,7 @@ def test_numba_launches_grid_sync_kernels_cooperatively_and_reports_the_block_li
     assert "this_grid" in _source("cg.py") and "use_cooperative = True" in _source("cg.py")
     dispatcher = _source("dispatcher.py")
     assert "self.cooperative = lib.use_cooperative" in dispatcher
-    assert "cooperative_launch=self.cooperative" in dispatcher
+    assert "is_cooperative=self.cooperative" in dispatcher  # cuda.core's LaunchConfig
     assert "lib.needs_cudadevrt = True" in dispatcher  # "links CUDA's device runtime"
     kernel_class = dispatcher.split("class _Kernel", 1)[1].split("\nclass ", 1)[0]
     assert "def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0)" in kernel_class
@@ -95,6 +95,8 @@ def test_numba_has_only_the_sync_forms_and_shfl_up_returns_its_own_value_outside
         assert not re.search(rf"^(def|class) {old}\b", intrinsics + stubs, re.M), old
     shfl_up = intrinsics.split("def shfl_up_sync", 1)[1].split('"""', 2)[1]
     assert "If this is outside the warp, then the given value is" in shfl_up
+    ballot = intrinsics.split("def ballot_sync", 1)[1].split("\ndef ", 1)[0]
+    assert "sig_outer = signature(types.i4, mask_type, predicate_type)" in ballot  # "Numba types it int32"
 
 
 def test_cuda_core_grid_counts_clusters_when_a_cluster_is_given():
@@ -102,3 +104,12 @@ def test_cuda_core_grid_counts_clusters_when_a_cluster_is_given():
 
     doc = re.sub(r"\s+", " ", LaunchConfig.__doc__)
     assert "When cluster is specified, the grid parameter represents the number of clusters (not blocks)" in doc
+
+
+def test_nvrtc_has_no_unmasked_shuffle_any_more():
+    from helpers import cuda_c
+
+    src = 'extern "C" __global__ void k(int* a) {{ int v = a[threadIdx.x]; a[threadIdx.x] = {}; }}'
+    with pytest.raises(cuda_c.CompileError, match='identifier "__shfl_down" is undefined'):
+        cuda_c.compile(src.format("__shfl_down(v, 1)"), target="ptx", arch="sm_90")
+    assert b"shfl.sync.down" in cuda_c.compile(src.format("__shfl_down_sync(0xffffffffu, v, 1)"), arch="sm_90")
