@@ -87,6 +87,6 @@ class _Documented:
 
 
 def test_the_answer_comes_from_the_documentation_not_from_the_code():
-    wrapped = "This leaves the process in an inconsistent state. The process\nmust be terminated and relaunched."
+    wrapped = "An error. To continue using CUDA, the process\nmust be terminated and relaunched."
     codes = [_Documented("a", wrapped), _Documented("b", "A failed allocation."), _Documented("c", None)]
     assert nb19._sticky_errors(codes) == ["a"]
