@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 from ..accesses import ATOMIC, READ, WRITE
-from .records import FLUSH_EVERY, KIND_BITS
+from .records import FLUSH_EVERY, KIND_BITS, VectorFallback
 
 _INTS = frozenset({int, np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.intp})
 _getframe = sys._getframe
@@ -90,6 +90,8 @@ class TracedArray:
         ):
             flat = idx[0] * self._n1 + idx[1]
         else:
+            if self._rec.vector is not None:  # threads running as NumPy lanes (helpers.tracer.vector)
+                return self._rec.vector.read(self, idx, _getframe(1))
             flat = self._locate(idx)
             if flat is None:
                 return self._view(idx)
@@ -98,6 +100,8 @@ class TracedArray:
             if _negative(idx):
                 self._rec.log_negative(self._bad, idx if isinstance(idx, tuple) else (idx,), READ, _getframe(1))
         if self._fields:
+            if self._rec.vector is not None:  # a record's fields are read and written one thread at a time
+                raise VectorFallback("a structured array")
             return TracedRecord(self, idx, flat, _getframe(1))
         if self._record:
             rec = self._rec
@@ -131,6 +135,8 @@ class TracedArray:
         ):
             flat = idx[0] * self._n1 + idx[1]
         else:
+            if self._rec.vector is not None:
+                return self._rec.vector.write(self, idx, value, _getframe(1))
             flat = self._locate(idx)
             if flat is None:
                 raise TypeError("cannot assign to a slice of an array inside a kernel; write one element at a time")
@@ -153,6 +159,8 @@ class TracedArray:
         self._store(idx, value)
 
     def _store(self, idx, value):
+        if self._rec.vector is not None:  # lanes writing one element: the per-thread order decides what stays
+            raise VectorFallback("every lane writes one element")
         try:
             self._data[idx] = value
         except OverflowError:  # NumPy refuses an integer that does not fit; a GPU's store keeps its low bits
@@ -219,6 +227,8 @@ class TracedArray:
         """`np.sin(x, r)` on whole arrays inside a kernel: every element read and written is recorded."""
         if method != "__call__":
             return NotImplemented
+        if self._rec.vector is not None:
+            raise VectorFallback("a ufunc on a whole array")
         frame = _getframe(1)
         args = [a._whole(READ, frame) if isinstance(a, TracedArray) else a for a in inputs]
         outs = out if out is not None else ()
@@ -275,6 +285,8 @@ def element_op(ary, idx, frame, op, cas=False):
         old = ary[idx]
         ary[idx] = op(old)
         return old
+    if ary._rec.vector is not None:  # atomics return old values in the threads' own order
+        raise VectorFallback("an atomic")
     flat = ary._locate(idx)
     if flat is None:
         raise TypeError("an atomic needs the index of one element, not a slice")

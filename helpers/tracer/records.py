@@ -38,6 +38,7 @@ __all__ = [
     "Arrival",
     "Dim3",
     "Recorder",
+    "VectorFallback",
     "WarpCall",
 ]
 
@@ -53,6 +54,10 @@ LOOP_RATIO = 50  # ...and this many times the mean of the other threads that acc
 def access_limit(nthreads):
     """The accesses a launch of `nthreads` threads may record before the trace stops."""
     return min(max(nthreads * LIMIT_PER_THREAD, LIMIT_MIN), LIMIT_MAX)
+
+
+class VectorFallback(Exception):
+    """Threads run together as NumPy lanes (helpers.tracer.vector) cannot go on as one: run them one by one."""
 
 
 class Dim3:
@@ -116,6 +121,7 @@ class Recorder:
         self.block_shared = {}  # shared allocation site -> TracedArray of the running block
         self.sched = None  # the block scheduler greenlet
         self.kernel_code = None  # the traced kernel's code object (its parameters are never compile-time constants)
+        self.vector = None  # the VectorRun while threads run as NumPy lanes (helpers.tracer.vector)
 
     def add_array(self, info):
         self.arrays.append(info)
@@ -160,6 +166,8 @@ class Recorder:
         buf = self.buf
         if not buf:
             return
+        if self.vector is not None:  # lanes log one entry per access of them all: this many is too many
+            raise VectorFallback("too many accesses for one run of lanes")
         n = len(buf)
         key = np.fromiter(map(itemgetter(0), buf), np.int64, n)  # zip(*buf) costs ten times more
         flat = np.fromiter(map(itemgetter(1), buf), np.int64, n)
@@ -243,11 +251,15 @@ class Recorder:
         return cols[0], cols[1], cols[2], gtid, epoch, cols[3]
 
     def log_negative(self, aid, index, kind, frame):
+        if self.vector is not None:  # logged per thread, with the thread's own coordinates
+            raise VectorFallback("a negative index")
         if len(self.negative) < 10_000:  # a few are enough to explain; the count saturates
             idx = tuple(int(i) if isinstance(i, numbers.Integral) else i for i in index)
             self.negative.append(BadAccess(aid, idx, kind, self.cur, frame.f_code, frame.f_lineno))
 
     def log_oob(self, aid, index, kind, frame):
+        if self.vector is not None:
+            raise VectorFallback("an out-of-bounds index")
         if len(self.oob) > self.max_accesses:  # out-of-bounds accesses are kept one by one: the same limit
             self.flush()
             self.total = len(self.oob)

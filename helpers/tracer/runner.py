@@ -23,10 +23,13 @@ from .arguments import signature_refusal
 from .arrays import TracedArray
 from .fakecuda import FakeCuda, Word32
 from .instrument import Instrumenter
+from .lanes import first
 from .launch import split as split_launch
 from .records import Dim3, Recorder, access_limit
 from .result import Trace
 from .spin import SpinCheck
+from .vector import Vectorizer
+from .vector import eligible as vector_eligible
 from .watchdog import armed, learner_frame, line_text, touch, watchdog
 
 
@@ -68,7 +71,7 @@ class Runner:
         """Said once when a trace outlasts its budget while its threads keep finishing: where it is."""
         nblocks = self.griddim[0] * self.griddim[1] * self.griddim[2]
         b = self.fake.blockIdx
-        done = b.x + self.griddim[0] * (b.y + self.griddim[1] * b.z)
+        done = first(b.x) + self.griddim[0] * (first(b.y) + self.griddim[1] * first(b.z))
         where = f" (at block {done + 1} of {nblocks})" if nblocks > 1 and not self.instr.uses_grid_sync else ""
         return (
             f"The CPU tracer has run {self.fn.__name__} for {seconds:.0f} s{where} and carries on: each of its "
@@ -81,10 +84,18 @@ class Runner:
         if self.instr.uses_grid_sync:  # a grid-wide barrier: every block's threads run side by side
             self._greenlets(range(nblocks))
         else:
-            for b in range(nblocks):
+            # blocks whose threads all take one path run as NumPy lanes, the rest thread by thread
+            vector = Vectorizer(self) if vector_eligible(self.instr) else None
+            b = 0
+            while b < nblocks:
+                ran = vector.run(b) if vector is not None and vector.on else 0
+                if ran:
+                    b += ran
+                    continue
                 self.fake.blockIdx = Dim3(*unlinear(b, self.griddim))
                 self.rec.block_shared = {}
                 (self._greenlets if self.instr.uses_barrier else self._block_plain)((b,))
+                b += 1
         self.rec.flush()
 
     def _block_plain(self, blocks):
@@ -356,7 +367,8 @@ def _same_type(got, like):
 def _coord(d, dims):
     """A thread or block index as the learner wrote the launch: 5 for 1-D, (5, 2) for 2-D..."""
     ndim = 3 if dims[2] > 1 else 2 if dims[1] > 1 else 1
-    return d.x if ndim == 1 else tuple(d)[:ndim]
+    xyz = tuple(first(v) for v in d)  # threads running as lanes: the first of them
+    return xyz[0] if ndim == 1 else xyz[:ndim]
 
 
 # ----------------------------------------------------------------------------------------------

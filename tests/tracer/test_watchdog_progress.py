@@ -47,11 +47,12 @@ def _copies(out):
     out[i] = i
 
 
-@pytest.mark.parametrize("budget,touches", [(0, 0), (30, 64)])
-def test_progress_is_noted_per_thread_only_while_a_watchdog_is_armed(monkeypatch, budget, touches):
-    from helpers.tracer import runner
+@pytest.mark.parametrize("budget,lanes,touches", [(0, False, 0), (30, False, 64), (0, True, 0), (30, True, 1)])
+def test_progress_is_noted_per_thread_only_while_a_watchdog_is_armed(monkeypatch, budget, lanes, touches):
+    from helpers.tracer import runner, vector
 
     seen = []
     monkeypatch.setattr(runner, "touch", lambda: seen.append(1))
+    monkeypatch.setattr(vector, "ENABLED", lanes)  # threads run as NumPy lanes note progress once per run
     helpers.trace(_copies, 2, 32, np.zeros(64, np.int64), watchdog=budget)
     assert len(seen) == touches  # off (watchdog=0 and no check around it): not a call per thread
