@@ -74,7 +74,9 @@ def test_numba_warnings_and_debug_builds_are_as_described():
     assert "line info only with code generation unaffected" in decorators and "may result in a crash" in decorators
     assert "NUMBA_CUDA_DEBUGINFO" in decorators
     printing = _source("numba.cuda.printimpl")
-    assert '"%lld"' in printing and '"%f"' in printing and "more than 32 items" in printing
+    assert '"%lld"' in printing and '"%llu"' in printing and '"%f"' in printing and "more than 32 items" in printing
+    for kind in ("types.Integer", "types.Float", "types.Boolean", "types.StringLiteral", "types.UniTuple", "Dim3"):
+        assert f"@print_item.register({kind})" in printing, kind
 
 
 def test_ipykernel_forwards_c_level_output_by_default():
