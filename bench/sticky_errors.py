@@ -65,7 +65,7 @@ class Steps:
 def _numba_kernels():
     from numba import cuda
 
-    @cuda.jit
+    @cuda.jit(lineinfo=True)  # so compute-sanitizer names this line (notebook 19, section 5)
     def far_store(out, stride):
         i = cuda.grid(1)
         out[i * stride] = 1.0  # no guard: thread 1 stores `stride` elements past the start
