@@ -105,3 +105,16 @@ def test_grouping_and_distinct_rows_match_the_references(wide):
     )
     np.testing.assert_array_equal(np.stack(got), want)
     np.testing.assert_array_equal(counts, want_counts)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_tables_a_chunk_of_blocks_at_a_time_equal_the_whole_log(seed, monkeypatch):
+    from helpers.tracer import findings
+
+    t = _random_trace(np.random.default_rng(seed))
+    t.accesses.gtid = np.sort(t.accesses.gtid)  # blocks one after another, as the tracer runs them
+    whole = coalescing_table(t), bank_table(t)
+    monkeypatch.setattr(findings, "CHUNK", 37)
+    assert len(findings.block_chunks(t)) > 1 or len(t.accesses) <= 37 or t.nblocks == 1
+    for got, want in zip((*coalescing_table(t), *bank_table(t)), (*whole[0], *whole[1])):
+        np.testing.assert_array_equal(got, want)

@@ -111,3 +111,50 @@ def test_a_cuda_c_read_of_the_result_after_the_cas_loop_still_races():
     out = np.zeros(300, np.float32)
     t = ptx.trace(GUIDE, "max_then_read", 3, 128, x, np.full(1, -np.inf, np.float32), out, np.int32(300))
     assert _races(t)
+
+
+def _random_log(rng):
+    from helpers.accesses import ATOMIC, READ, WRITE, ArrayInfo
+    from helpers.tracer.result import Location, Trace
+
+    n, tpb = int(rng.integers(1, 400)), 8
+    arrays = [ArrayInfo(f"a{k}", "global" if k else "shared", (30,), np.dtype(np.float32), (4,)) for k in range(3)]
+    table = [
+        rng.integers(0, 3, n),
+        rng.integers(0, 30, n),
+        rng.choice([READ, READ, READ, WRITE, ATOMIC], n),
+        np.sort(rng.integers(0, 4 * tpb, n)),  # blocks one after another, as the tracer runs them
+        rng.integers(0, 2, n),
+        rng.integers(0, 3, n),
+    ]
+    return Trace.from_table("k", (4, 1, 1), (tpb, 1, 1), arrays, table, [Location("k.py", i, "k") for i in range(3)])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_contended_rows_are_the_accesses_to_written_elements_two_actors_touched(seed):
+    from helpers.accesses import READ
+    from helpers.tracer.races import contended_rows
+
+    a = _random_log(np.random.default_rng(seed)).accesses
+    for by_block in (False, True):
+        actor = a.gtid // a.tpb if by_block else a.gtid
+        want = []
+        for r in range(len(a)):
+            same = (a.array == a.array[r]) & (a.index == a.index[r])
+            if np.any(same & (a.kind != READ)) and len(np.unique(actor[same])) > 1:
+                want.append(r)
+        assert contended_rows(a, by_block=by_block).tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_race_verdicts_a_chunk_of_blocks_at_a_time_equal_the_whole_log(seed, monkeypatch):
+    from helpers.tracer import findings
+    from helpers.tracer.races import find_races
+
+    def verdicts():
+        t = _random_log(np.random.default_rng(seed))
+        return [(v.kind, v.message, v.count, v.accesses.tolist()) for v in find_races(t)]
+
+    whole = verdicts()
+    monkeypatch.setattr(findings, "CHUNK", 16)
+    assert verdicts() == whole
