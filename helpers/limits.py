@@ -72,6 +72,21 @@ def grid_problem(grid) -> str | None:
     return None
 
 
+MAX_CONST_BYTES = 64 * 1024  # per module; NVRTC for sm_90 (ptxas) refuses 0x10004 bytes: "0x10000 max"
+
+
+def const_problem(nbytes) -> str | None:
+    """One sentence if a kernel's constant arrays (``nbytes`` in all) exceed the 64 KiB of constant memory."""
+    if nbytes > MAX_CONST_BYTES:
+        return (
+            f"its cuda.const.array_like tables take {nbytes:,} bytes, more than the 64 KiB ({MAX_CONST_BYTES:,} "
+            "bytes) of constant memory a GPU has, so the GPU's assembler refuses it (ptxas error: File uses too "
+            f"much global constant data ({nbytes:#x} bytes, {MAX_CONST_BYTES:#x} max)): keep a large table in "
+            "global memory, passed in as an argument."
+        )
+    return None
+
+
 MAX_LOCAL_BYTES = 512 * 1024  # per thread: an H200 refused 512 KB of local arrays (CuPy) and 16 MB (Numba)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _numba
 from ..accesses import ArrayInfo
 from ..errors import LearnerError, UnsupportedByTracer
-from ..limits import local_problem, shared_problem
+from ..limits import const_problem, local_problem, shared_problem
 from . import shapes
 from .arrays import TracedArray, element_op
 from .records import Arrival, Dim3, WarpCall
@@ -124,13 +124,21 @@ class _FakeLocal:
 class _FakeConst:
     def __init__(self, rec):
         self._rec = rec
+        self._tables = {}  # site -> the table's copy: made once, as a GPU bakes it into the kernel
 
     def array_like(self, ary):
-        """Constant memory: read-only (a write is an error), bounds-checked, not recorded."""
+        """Constant memory: read-only (a write is an error), bounds-checked, not recorded; all the
+        kernel's tables together may take 64 KiB, as on a GPU."""
         rec = self._rec
         f = _getframe(1)
         site = ("const", f.f_code, f.f_lineno)
-        data = np.array(ary, copy=True)
+        data = self._tables.get(site)
+        if data is None:
+            data = np.array(ary, copy=True)
+            problem = const_problem(sum(t.nbytes for t in self._tables.values()) + data.nbytes)
+            if problem:
+                raise LearnerError(problem[0].upper() + problem[1:])
+            self._tables[site] = data
         aid = rec.sites.get(site)
         if aid is None:
             var = _assigned_name(f, "const")
@@ -143,6 +151,18 @@ class _FakeConst:
 
 class _FakeAtomic:
     """cuda.atomic.*: each returns the old value, as on the GPU. Recorded as kind "atomic"."""
+
+    def __init__(self, fake=None):
+        self._fake = fake
+
+    def _lockstep(self, frame):
+        """The lanes of a warp that reach a compare-and-swap meet there first, as a converged warp
+        runs it: each lane read its guess before any lane's CAS, so all but one CAS fail and must retry
+        with the value returned. One thread at a time, every CAS would succeed and a loop that never
+        retries would pass. Only where threads run as greenlets (the code scan saw the CAS)."""
+        fake = self._fake
+        if fake is not None and fake._greenlets:
+            fake._warp("activemask", 0xFFFFFFFF, None, 0, frame)
 
     def add(self, ary, idx, val):
         return element_op(ary, idx, _getframe(1), lambda old: old + val)
@@ -167,11 +187,15 @@ class _FakeAtomic:
 
     def cas(self, ary, idx, old, val):
         expected = old
-        return element_op(ary, idx, _getframe(1), lambda cur: val if cur == expected else cur, cas=True)
+        frame = _getframe(1)
+        self._lockstep(frame)
+        return element_op(ary, idx, frame, lambda cur: val if cur == expected else cur, cas=True)
 
     def compare_and_swap(self, ary, old, val):
         expected = old
-        return element_op(ary, (0,) * ary.ndim, _getframe(1), lambda cur: val if cur == expected else cur, cas=True)
+        frame = _getframe(1)
+        self._lockstep(frame)
+        return element_op(ary, (0,) * ary.ndim, frame, lambda cur: val if cur == expected else cur, cas=True)
 
     def and_(self, ary, idx, val):
         return element_op(ary, idx, _getframe(1), lambda old: old & val)
@@ -225,7 +249,7 @@ class FakeCuda:
         self.shared = _FakeShared(rec, dynamic_bytes)
         self.local = _FakeLocal(rec)
         self.const = _FakeConst(rec)
-        self.atomic = _FakeAtomic()
+        self.atomic = _FakeAtomic(self)
         self.cg = _FakeCg(self)
         self._greenlets = True  # False when threads run as plain calls (no barrier possible)
 

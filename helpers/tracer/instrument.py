@@ -36,6 +36,8 @@ _WARP = frozenset(
         "match_any_sync",
         "match_all_sync",
         "activemask",
+        "cas",  # the lanes of a warp meet at a compare-and-swap (helpers.tracer.fakecuda._FakeAtomic)
+        "compare_and_swap",
     }
 )
 _DIV = "_tracer_gpu_div_"
