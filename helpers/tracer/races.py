@@ -7,6 +7,7 @@ model: syncwarp is a barrier and a fence for the lanes that take part).
 import numpy as np
 
 from ..accesses import ATOMIC, READ, WRITE, barrier_epoch, grid_epoch, warp_epoch
+from . import findings
 from .findings import VERB, Verdict, block_chunks, group_ids, more, where, who
 
 
@@ -72,40 +73,57 @@ def contended_rows(a, by_block=False, arrays=None):
     """Positions of the log's accesses to elements that could race, ascending: elements something
     wrote or atomically updated, and that more than one thread (`by_block`: block) touched.
 
-    In most kernels each thread owns the elements it writes, so this leaves few or none. One pass
-    per array (`arrays`: a mask of the array ids to look at), no sort of the log: each element
-    remembers one actor that touched it (the last assignment wins) and an access by any other
-    actor marks the element."""
+    In most kernels each thread owns the elements it writes, so this leaves few or none. A few
+    passes over the log, CHUNK rows at a time, and no sort: each element written (of the arrays
+    `arrays` marks, if given) remembers one actor that touched it (the last assignment wins), and
+    an access by any other actor marks the element. Temporaries: a chunk's, and the arrays' own size."""
     n = len(a)
-    per_array = np.bincount(a.array) if n else np.zeros(0, np.int64)
+    empty = np.zeros(0, np.int64)
+    if n == 0:
+        return empty
+    chunks = [(s, min(s + findings.CHUNK, n)) for s in range(0, n, findings.CHUNK)]
+    naid = int(a.array.max()) + 1
+    top, has_write = np.zeros(naid, np.int64), np.zeros(naid, bool)
+    for s, e in chunks:
+        np.maximum.at(top, a.array[s:e], a.index[s:e])
+        has_write[a.array[s:e][a.kind[s:e] != READ]] = True
+    look = has_write if arrays is None else has_write & arrays[:naid]
+    if not look.any():
+        return empty
+    size = np.where(look, top + 1, 0)
+    offset = np.cumsum(size) - size  # each array's elements after the previous ones'
+
+    def elements(s, e):
+        """(rows of looked-at arrays in this chunk, their element keys)."""
+        aid = a.array[s:e]
+        rows = np.flatnonzero(look[aid])
+        return rows, offset[aid[rows]] + a.index[s:e][rows]
+
+    def actor(s, rows):
+        g = a.gtid[s + rows]
+        return g // a.tpb if by_block else g
+
+    written = np.zeros(int(size.sum()), bool)
+    for s, e in chunks:
+        rows, key = elements(s, e)
+        written[key[a.kind[s:e][rows] != READ]] = True
+    owner = np.zeros(len(written), a.gtid.dtype)
+    for s, e in chunks:
+        rows, key = elements(s, e)
+        w = written[key]
+        owner[key[w]] = actor(s, rows[w])
+    twice = np.zeros(len(written), bool)
+    for s, e in chunks:
+        rows, key = elements(s, e)
+        w = written[key]
+        key, rows = key[w], rows[w]
+        twice[key[owner[key] != actor(s, rows)]] = True
+    del owner, written
     found = []
-    for aid in np.flatnonzero(per_array):
-        if arrays is not None and not arrays[aid]:
-            continue
-        whole = per_array[aid] == n  # one array made every access: no mask and no copies
-        rows = None if whole else np.flatnonzero(a.array == aid)
-        changed = (a.kind if whole else a.kind[rows]) != READ
-        if not changed.any():
-            continue
-        index = a.index if whole else a.index[rows]
-        written = np.zeros(int(index.max()) + 1, bool)
-        written[index[changed]] = True
-        del changed
-        keep = np.flatnonzero(written[index])
-        index = index[keep]
-        actor = (a.gtid if whole else a.gtid[rows])[keep]
-        if by_block:
-            actor //= a.tpb
-        owner = np.empty(len(written), actor.dtype)
-        owner[index] = actor
-        other = owner[index] != actor
-        if not other.any():
-            continue
-        twice = np.zeros(len(written), bool)
-        twice[index[other]] = True
-        mine = keep[twice[index]]
-        found.append(mine if whole else rows[mine])
-    return np.sort(np.concatenate(found)) if found else np.zeros(0, np.int64)
+    for s, e in chunks:
+        rows, key = elements(s, e)
+        found.append(s + rows[twice[key]])
+    return np.concatenate(found)
 
 
 def find_races(t):

@@ -7,8 +7,8 @@ reordered thread by thread, is the one the per-thread run writes: same accesses,
 same threads, epochs and locations, so every verdict and metric is the same.
 
 The result is kept only where that equivalence holds; otherwise the block runs thread by thread:
-  * a kernel that names atomics, local arrays, warp calls, syncthreads_count/and/or or a grid
-    sync is never vectorized (their results depend on the order of threads);
+  * a kernel that names atomics, local or constant arrays, warp calls, syncthreads_count/and/or or
+    a grid sync is never vectorized (their results depend on the order of threads);
   * lanes that would branch differently (`if`, a loop bound, `int()`), an index out of bounds
     or negative, an unusual type or operation, a whole-array ufunc, a structured array: the run
     stops (`VectorFallback`) and its writes are undone;
@@ -38,6 +38,7 @@ _REFUSED = frozenset(
     {
         "atomic",
         "local",
+        "const",  # its table is copied (and the copy's reads logged) once, by the first thread to get there
         "this_grid",
         "syncthreads_count",
         "syncthreads_and",

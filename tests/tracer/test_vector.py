@@ -107,6 +107,17 @@ def prints(x, out):
         out[i] = x[i]
 
 
+WEIGHTS = np.array([0.25, 0.5, 0.25], dtype=np.float32)
+
+
+@cuda.jit
+def const_smooth(x, out):
+    w = cuda.const.array_like(WEIGHTS)  # the first thread to get here copies the table
+    i = cuda.grid(1)
+    if 0 < i < x.size - 1:
+        out[i] = w[0] * x[i - 1] + w[1] * x[i] + w[2] * x[i + 1]
+
+
 def _launches():
     rng = np.random.default_rng(5)
     f = lambda *s: rng.random(s, dtype=np.float32)  # noqa: E731
@@ -123,12 +134,13 @@ def _launches():
         "histogram": (histogram, 2, 32, (rng.integers(0, 100, 64).astype(np.int32), np.zeros(4, np.int32))),
         "uninitialised_halo": (uninitialised_halo, 2, 32, (f(64), np.zeros(64, np.float32))),
         "prints": (prints, 1, 4, (f(4), np.zeros(4, np.float32))),
+        "const_smooth": (const_smooth, 1, 32, (f(32), np.zeros(32, np.float32))),
     }
 
 
 # kernels whose blocks run as lanes (some of them), and kernels that must run thread by thread
 VECTORIZED = {"saxpy", "mixed_types", "add_2d", "matmul_tiled", "uninitialised_halo"}
-PER_THREAD = {"reverse_no_sync", "neighbour_in_place", "data_branch", "histogram", "prints"}
+PER_THREAD = {"reverse_no_sync", "neighbour_in_place", "data_branch", "histogram", "prints", "const_smooth"}
 
 
 def _traced(name, enabled, monkeypatch):
