@@ -210,6 +210,20 @@ def run_child(name: str, timeout: float = 300.0) -> dict:
     return found
 
 
+def show(record: dict, names) -> None:
+    """Print the record's experiments ``names`` step by step (notebook 19 shows the stored record this way)."""
+    tools = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in record["tools"].items())
+    print(f"{record['machine']['GPU']}; on PATH: {tools}")
+    for name in names:
+        found = record["experiments"].get(name, {"error": "not in this record"})
+        print(f"{name}{' ' + str(found.get('env')) if found.get('env') else ''}:")
+        if "error" in found:
+            print(f"  could not run: {found['error']}")
+        for row in found.get("steps", ()):
+            said = f"raised {row['error']}: {row['message']}" if not row["ok"] else f"returned {row.get('value', '')}"
+            print(f"  {row['step']}: {said}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="docs/data/sticky_errors.json", help="JSON record to write ('-': print only)")
@@ -233,17 +247,7 @@ def main(argv=None) -> int:
         "tools": {tool: shutil.which(tool) for tool in ("nsys", "ncu", "compute-sanitizer")},
         "experiments": {name: run_child(name) for name in (args.only or EXPERIMENTS)},
     }
-    print(
-        f"{record['machine']['GPU']}; on PATH: "
-        + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in record["tools"].items())
-    )
-    for name, found in record["experiments"].items():
-        print(f"{name}{' ' + str(found.get('env')) if found.get('env') else ''}:")
-        if "error" in found:
-            print(f"  could not run: {found['error']}")
-        for row in found.get("steps", ()):
-            said = f"raised {row['error']}: {row['message']}" if not row["ok"] else f"returned {row.get('value', '')}"
-            print(f"  {row['step']}: {said}")
+    show(record, record["experiments"])
     if args.out != "-":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(record, indent=1) + "\n")

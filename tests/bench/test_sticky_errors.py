@@ -33,3 +33,26 @@ def test_a_child_without_a_gpu_answers_one_json_line():
     r = _run("--child", "numba_fault")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "needs a GPU" in json.loads(r.stdout.strip().splitlines()[-1])["error"]
+
+
+def test_show_prints_each_step_as_it_returned_or_raised(capsys):
+    from bench.sticky_errors import show
+
+    record = {
+        "machine": {"GPU": "Some GPU (sm_90, 132 SMs)"},
+        "tools": {"nsys": None, "ncu": "/usr/bin/ncu"},
+        "experiments": {
+            "numba_fault": {
+                "steps": [
+                    {"step": "launch", "ok": True},
+                    {"step": "cuda.synchronize()", "ok": False, "error": "CudaAPIError", "message": "[700] boom"},
+                ]
+            },
+            "cupy_fault": {"error": "exit status 1: no CuPy"},
+        },
+    }
+    show(record, ["numba_fault", "cupy_fault", "core_fault"])
+    out = capsys.readouterr().out
+    assert "Some GPU (sm_90, 132 SMs); on PATH: nsys no, ncu yes" in out
+    assert "  launch: returned" in out and "  cuda.synchronize(): raised CudaAPIError: [700] boom" in out
+    assert "could not run: exit status 1: no CuPy" in out and "core_fault:\n  could not run: not in this record" in out
