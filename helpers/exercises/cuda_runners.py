@@ -126,4 +126,17 @@ def call_with_pycuda_kernel(fn, kernel: dict, args: list) -> PycudaCall:
     return PycudaCall(result, args, list(recorded.launches), list(recorded.wrapped))
 
 
-RUNNERS = {f.__name__: f for f in (run_leaky, run_l2, run_clamp, run_axpby, run_lincomb)}
+def run_wmma_tile(src, values, block=32):
+    """Notebook 18's tile kernels (exercises/tiles.py): the kernel values["kernel"] on a (N/16, M/16) grid of
+    one-warp blocks, C updated in place; (C after the launch, True: C is the whole output, no guard band)."""
+    import cupy as cp
+
+    a, b, c = (cp.asarray(values[k]) for k in ("a", "b", "c"))
+    m, n, k = (int(values[x]) for x in ("M", "N", "K"))
+    fn = cp.RawKernel(src, values["kernel"])
+    fn((n // 16, m // 16), (block,), (a, b, c, np.int32(m), np.int32(n), np.int32(k)))
+    cp.cuda.get_current_stream().synchronize()
+    return cp.asnumpy(c), True
+
+
+RUNNERS = {f.__name__: f for f in (run_leaky, run_l2, run_clamp, run_axpby, run_lincomb, run_wmma_tile)}
