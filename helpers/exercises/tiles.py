@@ -2,10 +2,11 @@
 (nvcuda::wmma), launched on a 2-D grid of one-warp blocks: (N / 16, M / 16) blocks of 32 threads.
 
 Why a kind of its own: CudaCExercise launches one thread per element on a 1-D grid, which a warp-wide
-matrix instruction cannot use. In CPU mode the answer runs from its PTX on the interpreter
-(helpers/ptx/mma.py models wmma.load/mma/store); on a GPU ``run_wmma_tile`` launches it with CuPy. The
-inputs are small integers, so every correct order of summation gives the same float32 numbers and a
-wrong answer is named by the output it matches (``mistakes``).
+matrix instruction cannot use. It is a CudaCExercise still: its answer is CUDA C source text, which the
+batch grader's judge compiles and runs itself. In CPU mode the answer runs from its PTX on the interpreter
+(helpers/ptx/mma.py models wmma.load/mma/store); on a GPU cuda_runners.run_wmma_tile launches it with
+CuPy. The inputs are small integers, so every correct order of summation gives the same float32 numbers,
+and a wrong answer is named by the output it matches (``mistakes``).
 """
 
 from __future__ import annotations
@@ -17,27 +18,19 @@ import numpy as np
 
 from .. import cuda_c, env
 from ..errors import UnsupportedByTracer
-from .base import Exercise
+from .cuda_runners import run_wmma_tile
 from .executor import LOCAL
+from .libraries import CudaCExercise
 from .results import Graded
 
 TILE = 16
-
-
-def run_wmma_tile(src, values, block=32):
-    """GPU runner: the kernel named in values["kernel"] on CuPy arrays; (C after the launch, True)."""
-    import cupy as cp
-
-    a, b, c = (cp.asarray(values[k]) for k in ("a", "b", "c"))
-    M, N, K = (int(values[k]) for k in ("M", "N", "K"))
-    fn = cp.RawKernel(src, values["kernel"])
-    fn((N // TILE, M // TILE), (block,), (a, b, c, np.int32(M), np.int32(N), np.int32(K)))
-    cp.cuda.get_current_stream().synchronize()
-    return cp.asnumpy(c), True
+# Steps one thread may run, so a loop without its exit stops in seconds
+# (each wmma step is a warp's worth of work for the interpreter).
+MAX_STEPS = 2_000  # the reference runs about 80 per thread at K = 64
 
 
 @dataclass(eq=False, repr=False)
-class TileKernelExercise(Exercise):
+class TileKernelExercise(CudaCExercise):
     kind: str = "tile"  # helpers/mutation reads it to mutate the reference as CUDA C
     kernel: str = "kernel"
     c_params: str = ""
@@ -89,7 +82,15 @@ class TileKernelExercise(Exercise):
             c = values["c"].copy()
             args = (values["a"], values["b"], c, *(np.int32(values[k]) for k in ("M", "N", "K")))
             try:
-                r = ptx.run(answer, self.kernel, (N // TILE, M // TILE), 32, args, nvrtc=executor.compile_cuda)
+                r = ptx.run(
+                    answer,
+                    self.kernel,
+                    (N // TILE, M // TILE),
+                    32,
+                    args,
+                    nvrtc=executor.compile_cuda,
+                    max_steps=MAX_STEPS,
+                )
             except UnsupportedByTracer as e:
                 return Graded(
                     "unchecked",
