@@ -181,10 +181,10 @@ def right_beyond_the_check(ex, answer) -> bool:
     (``right_at_size``); a function on many more inputs than the check draws."""
     if isinstance(ex, KernelExercise):
         return right_at_size(ex, answer)
-    if isinstance(ex, CudaCExercise):
-        return c_right(ex, answer)
     if isinstance(ex, TileKernelExercise):  # its check on other inputs (other seeds)
         return all(ex.grade(answer, seed=SEED + k).status == "passed" for k in range(8))
+    if isinstance(ex, CudaCExercise):
+        return c_right(ex, answer)
     if getattr(ex, "judge", None) is not None:  # a call judged whole: its own check, on many more draws
         return all(ex.grade(answer, seed=SEED + k).status == "passed" for k in range(40))
     rng = np.random.default_rng(SEED)
