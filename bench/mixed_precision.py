@@ -6,8 +6,8 @@ error each precision costs against an FP64 reference as K grows.
 Timing: CUDA events around --reps launches on one stream, after --warmup untimed ones, the median of --rounds
 rounds; every timed result is checked against float64 first (a wrong kernel records its error, not a figure).
 Rows, each on M = N = K = --size (a multiple of 16):
-- "wmma fp16->fp32": notebook 18's kernel (helpers/problems/nb18.WMMA_GEMM_SRC, one warp per 16x16 tile, no shared
-  memory: a teaching kernel, not a tuned one) on float16 A, B and float32 C;
+- "wmma fp16->fp32": notebook 18's kernel (helpers/problems/nb18.WMMA_AB_SRC, C = A B, one warp per 16x16 tile,
+  no shared memory: a teaching kernel, not a tuned one) on float16 A, B and float32 C;
 - "cuBLAS fp16 (fp32 accumulate)": cupy.matmul on float16 (CuPy 14 calls cublasGemmEx with
   CUBLAS_COMPUTE_32F and the tensor-op algorithm);
 - "cuBLAS fp32": cupy.matmul on float32 with the default compute type (CUBLAS_COMPUTE_32F, no tensor cores);
@@ -73,7 +73,7 @@ def _time(cp, launch, warmup: int, reps: int, rounds: int) -> float:
 def measure(cp, np, size: int, warmup: int, reps: int, rounds: int) -> dict:
     from cupy._core import _routines_linalg as linalg
 
-    from helpers.problems.nb18 import WMMA_GEMM_SRC
+    from helpers.problems.nb18 import WMMA_AB_SRC
 
     rng = np.random.default_rng(0)
     a64, b64 = rng.standard_normal((size, size)), rng.standard_normal((size, size))
@@ -81,7 +81,7 @@ def measure(cp, np, size: int, warmup: int, reps: int, rounds: int) -> dict:
     a32, b32 = cp.asarray(a64.astype(np.float32)), cp.asarray(b64.astype(np.float32))
     h64 = (cp.asnumpy(a16).astype(np.float64), cp.asnumpy(b16).astype(np.float64))
     f64 = (cp.asnumpy(a32).astype(np.float64), cp.asnumpy(b32).astype(np.float64))
-    kernel = cp.RawKernel(WMMA_GEMM_SRC, "wmma_gemm")
+    kernel = cp.RawKernel(WMMA_AB_SRC, "wmma_ab")
     c = cp.zeros((size, size), cp.float32)
     n32 = np.int32(size)
 
@@ -101,7 +101,7 @@ def measure(cp, np, size: int, warmup: int, reps: int, rounds: int) -> dict:
         ms = _time(cp, launch, warmup, reps, rounds)
         rows[name] = {"ms": ms, "tflops": tflops(size, size, size, ms), "rel_error": err}
 
-    row("wmma fp16->fp32", wmma, lambda: c, h64, 1e-5)  # C started at 0: one launch is A B
+    row("wmma fp16->fp32", wmma, lambda: c, h64, 1e-5)
     out = {}
     row("cuBLAS fp16 (fp32 accumulate)", lambda: out.__setitem__("c", a16 @ b16), lambda: out["c"], h64, 1e-2)
     old = linalg.get_compute_type(np.float32)

@@ -70,7 +70,28 @@ to_bf16 = FunctionExercise(
 
 C_PARAMS = "const __half* a, const __half* b, float* c, int M, int N, int K"
 
-WMMA_GEMM_SRC = r"""#include <mma.h>
+# Section 4's kernel, C = A B (the accumulator filled with zeros): exercise 2 starts it from C instead.
+WMMA_AB_SRC = r"""#include <mma.h>
+#include <cuda_fp16.h>
+using namespace nvcuda;
+
+// C = A B: A is M x K, B is K x N, C is M x N, all row-major; one warp per 16x16 tile of C
+extern "C" __global__ void wmma_ab(const __half* a, const __half* b, float* c, int M, int N, int K) {
+    int tile_row = blockIdx.y, tile_col = blockIdx.x;
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);                                    // the accumulator starts at zero
+    for (int k = 0; k < K; k += 16) {
+        wmma::load_matrix_sync(fa, a + tile_row * 16 * K + k, K);      // rows of A are K long
+        wmma::load_matrix_sync(fb, b + k * N + tile_col * 16, N);      // rows of B are N long
+        wmma::mma_sync(acc, fa, fb, acc);                              // acc = fa fb + acc, in FP32
+    }
+    wmma::store_matrix_sync(c + tile_row * 16 * N + tile_col * 16, acc, N, wmma::mem_row_major);
+}
+"""
+
+_WMMA_GEMM_SRC = r"""#include <mma.h>
 #include <cuda_fp16.h>
 using namespace nvcuda;
 
@@ -152,7 +173,7 @@ wmma_gemm = TileKernelExercise(
     "(m16n16k16, FP32 accumulator). The check launches (N/16, M/16) blocks of 32 threads.",
     kernel="wmma_gemm",
     c_params=C_PARAMS,
-    reference=WMMA_GEMM_SRC,
+    reference=_WMMA_GEMM_SRC,
     make_inputs=_inputs,
     oracle=_gemm,
     mistakes=(
@@ -240,6 +261,7 @@ dot_fp32_acc = CallExercise(
     "overflows and where it loses the small terms.",
     reference=_dot32,
     judge=_judge_dot,
+    remote_ok=True,  # the judge only calls the function on arrays, which a stand-in for it can do
     hints=(
         "Convert first: x.astype(np.float32) * y.astype(np.float32); a product of two float16s is exact in float32.",
         "Sum those products in float32 (np.sum(..., dtype=np.float32) or a loop) and return float(...).",

@@ -30,5 +30,5 @@ def test_an_answer_that_is_not_a_string_is_refused_in_one_sentence():
 
 
 def test_the_reference_passes_run_from_its_ptx():
-    r = nb18.wmma_gemm.grade(nb18.WMMA_GEMM_SRC, seed=1)
+    r = nb18.wmma_gemm.grade(nb18._WMMA_GEMM_SRC, seed=1)
     assert r.status == "passed" and "M = 32, N = 48, K = 64" in r.message

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from helpers.problems.nb18 import WMMA_GEMM_SRC
+from helpers.problems.nb18 import _WMMA_GEMM_SRC
 
 from . import Wrong
 
@@ -23,8 +23,8 @@ def unrounded(x):
 
 
 def _edit(old, new):
-    src = WMMA_GEMM_SRC.replace(old, new)
-    assert src != WMMA_GEMM_SRC, old
+    src = _WMMA_GEMM_SRC.replace(old, new)
+    assert src != _WMMA_GEMM_SRC, old
     return src
 
 
