@@ -131,6 +131,18 @@ def sums_no_guard(x, out):
     out[i] = s
 
 
+@cuda.jit
+def sums_chunk_of_four(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        start = i * 4  # the chunk of the printout's example, typed in
+        stop = min(start + 4, x.size)
+        s = 0
+        for k in range(start, stop):
+            s += x[k]
+        out[i] = s
+
+
 # -- sticky_errors
 
 
@@ -184,6 +196,7 @@ WRONG = {
         Wrong("one short", sums_one_short, "misses its last element"),
         Wrong("plus one", sums_plus_one, "one too many"),
         Wrong("no thread guard", sums_no_guard, "out"),
+        Wrong("hard-coded", sums_chunk_of_four, "compute it from the sizes"),
     ],
     "sticky_errors": [
         Wrong("every error", sticky_any_error, "most errors are not sticky"),
