@@ -121,6 +121,20 @@ EQUIVALENT: tuple[Equivalent, ...] = (
         "the left halo is skipped only when i == n, in a block that starts past the end of x: none of its "
         "threads writes an output, so nothing reads that tile[0]",
     ),
+    Equivalent(
+        "nb17.warp_scan",
+        "comparison_boundary",
+        r"^line 6: boundary delta < WARP -> delta <= WARP$",
+        "a sixth step with delta = 32 reads lane laneid - 32, outside the warp for every lane, so each lane gets its "
+        "own value back and none adds it (laneid >= 32 never holds): one more shuffle that changes nothing",
+    ),
+    Equivalent(
+        "nb17.warp_scan",
+        "dtype_changed",
+        r"^line 4: dtype changed: numba\.int32 -> numba\.int64$",
+        "an int64 zero for the lanes past the end makes v int64 (Numba unifies int32 with int64): the same sums of "
+        "the int32 inputs, moved by shuffles and stored into the int32 output, in a wider register",
+    ),
 )
 
 
