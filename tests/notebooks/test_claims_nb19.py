@@ -103,3 +103,14 @@ def test_the_gpu_record_agrees_with_the_text():
     assert bad["a correct launch, fill[32, 128](d), and its copy back"]["ok"]  # not sticky
     assert record["tools"]["nsys"] is None and "has **no `nsys`**" in TEXT
     assert record["tools"]["ncu"] and record["tools"]["compute-sanitizer"]
+
+
+def test_the_error_name_functions_are_the_ones_named():
+    from cuda.bindings import driver
+
+    assert hasattr(driver, "cuGetErrorName") and hasattr(driver, "cuGetErrorString")
+    assert not hasattr(driver, "cuDriverGetErrorName") and "there is no `cuDriverGetErrorName`" in TEXT
+    errors = runtime.cudaError_t
+    # the runtime's answer with no driver at all (CPU mode), as the text says
+    assert runtime.cudaGetErrorName(errors.cudaErrorIllegalAddress) == (errors.cudaSuccess, b"cudaErrorIllegalAddress")
+    assert issubclass(errors, int) and errors.cudaSuccess == 0
