@@ -19,7 +19,14 @@ import sys
 
 import numpy as np
 
-from ._elsewhere import is_remote as _remote  # a stand-in for an answer in the student's process
+
+def described(obj) -> dict | None:
+    """The description an answer of another process brought along (the batch grader's stand-ins,
+    grading/remote.py: its name, source, whether it is a ``@cuda.jit`` object), or None for an
+    object of this process. Read through the type, so an attribute set on an object fakes nothing."""
+    if getattr(type(obj), "course_description", None) is None:
+        return None
+    return obj.course_description
 
 
 def _is_fake_kernel(obj):
@@ -37,8 +44,9 @@ def _is_launch_config(obj):
 
 def is_cuda_function(obj):
     """True for anything made by `@cuda.jit` (kernel or device function), either mode."""
-    if _remote(obj):
-        return bool(obj._is_cuda)
+    told = described(obj)
+    if told is not None:
+        return bool(told.get("cuda")) and not told.get("configured")
     return _is_fake_kernel(obj) or _is_dispatcher(obj)
 
 
@@ -52,8 +60,8 @@ def cpu_jit_function(obj):
 
 def python_function(obj):
     """The learner's Python function behind a `@cuda.jit` object (or a plain function)."""
-    if _remote(obj):
-        return obj._python_function()
+    if described(obj) is not None:
+        return obj.course_python_function()
     if _is_fake_kernel(obj):
         return obj.fn
     if _is_dispatcher(obj):
@@ -65,15 +73,17 @@ def python_function(obj):
 
 def is_plain_function(obj):
     """True for a function written with ``def`` or ``lambda`` (a stand-in says what it stands for)."""
-    if _remote(obj):
-        return bool(obj._desc.get("pyfunction")) and not obj._is_cuda
+    told = described(obj)
+    if told is not None:
+        return bool(told.get("pyfunction")) and not is_cuda_function(obj)
     return inspect.isfunction(obj)
 
 
 def is_device_function(obj):
     """True for `@cuda.jit(device=True)` functions."""
-    if _remote(obj):
-        return bool(obj._is_device)
+    told = described(obj)
+    if told is not None:
+        return bool(told.get("device"))
     if _is_fake_kernel(obj):
         return bool(obj._device)
     if _is_dispatcher(obj):
@@ -104,7 +114,7 @@ def declared_signatures(obj):
     A real dispatcher keeps what it compiled (it cannot compile more: _can_compile is False); the
     simulator's FakeCUDAKernel drops the signature, so it is read from the decorator in the source.
     """
-    if _remote(obj):
+    if described(obj) is not None:
         return None
     if _is_launch_config(obj):
         obj = obj.dispatcher

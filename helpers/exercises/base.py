@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _elsewhere, _numba
+from .. import _numba
 from ..errors import CourseError, shown
 from ..tracer.watchdog import HELPERS, LIBRARIES, describe_function, line_text, watchdog
 from . import progress as _progress
+from .executor import LOCAL, Executor, takes_executor
 from .results import Graded, Result, show, show_text
 
 PLACEHOLDER = "YOUR CODE HERE"  # the marker tools/sync_notebooks.py leaves in learners' notebooks
@@ -51,7 +52,7 @@ def not_attempted(answer) -> bool:
     fn = (
         _numba.python_function(answer)
         or _numba.cpu_jit_function(answer)  # an @njit placeholder (notebook 12)
-        or (answer if inspect.isfunction(answer) or hasattr(answer, "course_source") else None)
+        or (answer if inspect.isfunction(answer) or _numba.described(answer) is not None else None)
     )
     if fn is not None:
         src = _source_text(fn)
@@ -63,9 +64,10 @@ def not_attempted(answer) -> bool:
 
 def _source_text(fn) -> str | None:
     """The dedented source of a function, or None. A function living in the student's process
-    (exercises/remote.py) brings its source along, read there."""
-    if _elsewhere.is_remote(fn):
-        src = fn.course_source
+    (grading/remote.py) brings its source along, read there."""
+    told = _numba.described(fn)
+    if told is not None:
+        src = told.get("source")
         return textwrap.dedent(src) if isinstance(src, str) else None
     try:
         return textwrap.dedent(inspect.getsource(fn))
@@ -121,10 +123,19 @@ class Exercise:
         return f"<{type(self).__name__} {self.id}: {self.prompt}>"
 
     # -- learner API
-    def grade(self, answer=MISSING, seed: int | None = None, watchdog: float | None = None, **options) -> Result:
+    def grade(
+        self,
+        answer=MISSING,
+        seed: int | None = None,
+        watchdog: float | None = None,
+        executor: Executor = LOCAL,
+        **options,
+    ) -> Result:
         """Pure: never prints, never raises (learner and checker problems become status "error").
 
-        ``watchdog`` is the time budget in seconds (default $COURSE_WATCHDOG_S or 20; 0: none)."""
+        ``watchdog`` is the time budget in seconds (default $COURSE_WATCHDOG_S or 20; 0: none).
+        ``executor`` is where the check's work on the answer runs (exercises/executor.py): here by
+        default; the batch grader passes its judge's (grading/executor.py)."""
         wrong = self._wrong_arguments(seed, options)
         if wrong:
             return self._result("error", wrong, None)
@@ -139,6 +150,8 @@ class Exercise:
                 )
             with _watchdog(watchdog, describe_function(self.running)):
                 # Graded(*...): a subclass outside helpers may return a plain 4-tuple in Graded's order
+                if takes_executor(self._grade):
+                    options = {**options, "executor": executor}
                 graded = Graded(*self._grade(answer, np.random.default_rng(seed), **options))
         except KeyboardInterrupt as e:  # the learner pressed stop: one line, not a traceback through helpers
             return self._result("error", stopped_message(e), seed)
@@ -162,7 +175,7 @@ class Exercise:
         params = inspect.signature(self._grade).parameters
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
             return None
-        takes = list(params)[2:]  # after the answer and the random generator
+        takes = [p for p in list(params)[2:] if p != "executor"]  # after the answer and the random generator
         unknown = [k for k in options if k not in takes]
         if not unknown:
             return None

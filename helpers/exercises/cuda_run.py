@@ -68,7 +68,7 @@ def pack(ex, values, out_full, n, block=BLOCK):
     return [*args, np.int64(n)], 2, BLOCK
 
 
-def run_on_cpu(ex, src, values, what, threads=None, block=BLOCK):
+def run_on_cpu(ex, src, values, what, executor, threads=None, block=BLOCK):
     """Run the answer's PTX on `values`: ("ran", got) or ("failed" | "unchecked", message).
     A trace verdict (race, stray read, write past the end) comes back as "failed". `threads`
     replaces the block size (a reduction folded by one thread, to name its mistake)."""
@@ -81,7 +81,7 @@ def run_on_cpu(ex, src, values, what, threads=None, block=BLOCK):
     args, grid, block = pack(ex, values, full, n, block)
     block = threads or block
     try:
-        r = ptx.run(src, ex.kernel, grid, block, args, shared_bytes=ex.shared_bytes)
+        r = ptx.run(src, ex.kernel, grid, block, args, shared_bytes=ex.shared_bytes, nvrtc=executor.compile_cuda)
     except UnsupportedByTracer as e:
         return "unchecked", f"{what}, but the numbers could not be run here: {e} Nothing was wrong so far"
     out_id = next((i for i, a in enumerate(r.arrays) if a.size == full.size and a.dtype == full.dtype), None)
@@ -122,7 +122,7 @@ def judge(ex, values, got, what) -> str | None:
     )
 
 
-def reduction_mistake(ex, answer, values, what) -> str | None:
+def reduction_mistake(ex, answer, values, what, executor) -> str | None:
     """The sentence for a wrong ReductionKernel answer that one change would make right, found by
     running the changed answer here: the reference's identity (every thread starts from the
     identity, so a wrong one shifts the total by an amount that depends on the thread count), or
@@ -134,32 +134,20 @@ def reduction_mistake(ex, answer, values, what) -> str | None:
     variants.append((answer, 1, _PARTIALS))
     for (m2, r2, p2, i2), threads, sentence in variants:
         src = cuda_c.reduction_source(ex.in_params, ex.out_params, m2, r2, p2, i2, name=ex.kernel)
-        status, out = run_on_cpu(ex, src, values, what, threads=threads)
+        status, out = run_on_cpu(ex, src, values, what, executor, threads=threads)
         if status == "ran" and judge(ex, values, out[0], what) is None:
             return f"{what}, but the results are wrong: {sentence}"
     return None
 
 
-def _named(ex, problem, answer, values, what):
+def _named(ex, problem, answer, values, what, executor):
     """`problem`, or for a reduction whose numbers match no known mistake the sentence that names
     its mistake (reduction_mistake), if one does."""
     if not problem or ex.kind != "reduction" or answer is None:
         return problem
     if any(sentence in problem for _, sentence in ex.mistakes) or "identity must be" in problem:
         return problem
-    return reduction_mistake(ex, answer, values, what) or problem
-
-
-def run_gpu(ex, answer, values, block=BLOCK):
-    """The exercise's GPU runner on ``values``: here, or (judged by the batch grader) in the
-    student's process, where the runner is found by name in exercises/cuda_runners.py."""
-    from .. import _elsewhere
-
-    chan = _elsewhere.channel()
-    if chan is None:
-        return ex.run_gpu(answer, values, block)
-    reply = chan.request("cuda_c_gpu", runner=ex.run_gpu.__name__, answer=answer, values=dict(values), block=block)
-    return np.asarray(reply["got"]), bool(reply["guard_ok"])
+    return reduction_mistake(ex, answer, values, what, executor) or problem
 
 
 def launch_cases(ex, rng) -> list:
@@ -186,7 +174,7 @@ def _raw(ex) -> bool:
     return ex.kind in ("raw", "sourcemodule")
 
 
-def _block_bound(ex, src, values, block, what) -> str:
+def _block_bound(ex, src, values, block, what, executor) -> str:
     """For a raw kernel wrong at ``block``: the sentence when another block size gives the right numbers
     (a literal block size in the index), else ''."""
     if not _raw(ex) or ex.block:
@@ -194,7 +182,7 @@ def _block_bound(ex, src, values, block, what) -> str:
     for other in (BLOCK, *BLOCKS):
         if other == block:
             continue
-        status, out = run_on_cpu(ex, src, values, what, block=other)
+        status, out = run_on_cpu(ex, src, values, what, executor, block=other)
         if status == "ran" and judge(ex, values, out[0], what) is None:
             return (
                 f" It is right with blocks of {other} threads and wrong with {block}: the kernel must not assume a "
@@ -203,13 +191,13 @@ def _block_bound(ex, src, values, block, what) -> str:
     return ""
 
 
-def _size_bound(ex, src, sizes: list, values, block, what) -> str:
+def _size_bound(ex, src, sizes: list, values, block, what, executor) -> str:
     """For an answer right at the earlier ``sizes`` (or, run again here, at a smaller n) and wrong at this
     one: the sentence that says so."""
     n = size_of(values)
     if not sizes and n > 1:
         small = grown(values, n // 4 or 1)
-        status, out = run_on_cpu(ex, src, small, what, block=block)
+        status, out = run_on_cpu(ex, src, small, what, executor, block=block)
         if status == "ran" and judge(ex, small, out[0], what) is None:
             sizes = [size_of(small)]
     if not sizes:
@@ -220,20 +208,22 @@ def _size_bound(ex, src, sizes: list, values, block, what) -> str:
     )
 
 
-def _why(ex, src, sizes, values, block, what) -> str:
+def _why(ex, src, sizes, values, block, what, executor) -> str:
     """The sentence after a failure that a launch of another shape or size explains, or ''."""
-    return _block_bound(ex, src, values, block, what) or _size_bound(ex, src, sizes, values, block, what)
+    return _block_bound(ex, src, values, block, what, executor) or _size_bound(
+        ex, src, sizes, values, block, what, executor
+    )
 
 
 def size_of(values) -> int:
     return next(len(v) for v in values.values() if isinstance(v, np.ndarray))
 
 
-def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
+def check_on_cpu(ex, src, rng, what, answer, executor) -> Graded:
     """The check of the answer compiled as `src`, run from its PTX, on three launches."""
     ran, sizes = [], []
     for values, block in launch_cases(ex, rng):
-        status, out = run_on_cpu(ex, src, values, what, block=block)
+        status, out = run_on_cpu(ex, src, values, what, executor, block=block)
         if status == "unchecked":
             return Graded(
                 status, out + "; run this check on a GPU to test the numbers.", None, {"numbers_checked": False}
@@ -241,14 +231,14 @@ def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
         if status == "failed":
             return Graded(
                 status,
-                out + _why(ex, src, sizes, values, block, what),
+                out + _why(ex, src, sizes, values, block, what, executor),
             )
         got, launch = out
-        problem = _named(ex, judge(ex, values, got, what), answer, values, what)
+        problem = _named(ex, judge(ex, values, got, what), answer, values, what, executor)
         if problem:
             return Graded(
                 "failed",
-                problem + _why(ex, src, sizes, values, block, what),
+                problem + _why(ex, src, sizes, values, block, what, executor),
             )
         sizes.append(size_of(values))
         ran.append(f"n = {sizes[-1]}, {launch}")
@@ -260,32 +250,32 @@ def check_on_cpu(ex, src, rng, what, answer=None) -> Graded:
     )
 
 
-def check_on_gpu(ex, answer, src, rng, what) -> Graded:
+def check_on_gpu(ex, answer, src, rng, what, executor) -> Graded:
     """The check in GPU mode: for each launch a traced CPU run first (it sees races and stray reads a
     GPU run does not report), then the numbers from the GPU, which are the final word."""
     sizes = []
     for values, block in launch_cases(ex, rng):
-        status, out = run_on_cpu(ex, src, values, what, block=block)
+        status, out = run_on_cpu(ex, src, values, what, executor, block=block)
         if status == "failed" and not out.startswith(what + ", but the results"):
             return Graded(
                 status,
-                out + _why(ex, src, sizes, values, block, what),
+                out + _why(ex, src, sizes, values, block, what, executor),
             )
-        got, guard_ok = run_gpu(ex, answer, values, block)
+        got, guard_ok = executor.launch_cuda_c(ex.run_gpu, answer, values, block)
         if not guard_ok:
-            return Graded("failed", _PAST_END + _size_bound(ex, src, sizes, values, block, what))
+            return Graded("failed", _PAST_END + _size_bound(ex, src, sizes, values, block, what, executor))
         problem = judge(ex, values, got, what)
         if problem and ex.kind == "reduction" and str(answer[3]).strip() != str(ex.reference[3]):
             # CuPy folds the identity in once per thread, so a wrong one shifts the result by an amount
             # no formula predicts; the answer with the right identity tells whether that was the mistake.
-            fixed, _ = run_gpu(ex, (*answer[:3], ex.reference[3]), values)
+            fixed, _ = executor.launch_cuda_c(ex.run_gpu, (*answer[:3], ex.reference[3]), values, BLOCK)
             if judge(ex, values, fixed, what) is None:
                 problem = f"{what}, but the results are wrong: " + _WRONG_IDENTITY.format(ident=ex.reference[3])
-        problem = _named(ex, problem, answer, values, what)
+        problem = _named(ex, problem, answer, values, what, executor)
         if problem:
             return Graded(
                 "failed",
-                problem + _why(ex, src, sizes, values, block, what),
+                problem + _why(ex, src, sizes, values, block, what, executor),
             )
         sizes.append(size_of(values))
     return Graded(

@@ -12,7 +12,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..errors import CourseError
-from ..tracer.records import ATOMIC
 from .base import fmt, fmt_pair
 from .causes import capped_loop, floor_divisions, one_d_index
 from .inputs import is_poison, poison
@@ -276,47 +275,6 @@ def status_picture(name, got, exp, rtol, atol, poisoned, title):
     ax.set_xlabel(f"{name} index")
     ax.set_title(f"{title}: green = correct, red = wrong, grey = never written", fontsize=9)
     return fig
-
-
-def metrics_dict(m, t=None) -> dict:
-    """The tracer's Metrics as plain numbers (JSON-friendly for the grader). Per-thread means are
-    the tracer's own, over threads that touched memory (idle threads of the last block do not
-    dilute them), so a notebook printing ``t.metrics`` shows the numbers the budgets check.
-    With the trace ``t``, two structural figures too: global atomics per block (a privatised
-    histogram makes one per bin) and the most memory accesses one thread made (the span of a
-    parallel scan, which a serial loop in one thread blows)."""
-    per = lambda pair: float(pair[0])  # noqa: E731
-    return {
-        **_trace_figures(t),
-        **{
-            "threads": int(m.threads),
-            "idle_threads": int(m.idle_threads),
-            "global_reads_per_thread": per(m.global_reads),
-            "global_writes_per_thread": per(m.global_writes),
-            "shared_reads_per_thread": per(m.shared_reads),
-            "shared_writes_per_thread": per(m.shared_writes),
-            "atomics_per_thread": per(m.atomics),
-            "max_global_reads_per_thread": int(m.global_reads[1]),
-            "coalescing": float(m.coalescing),
-            "bank_conflicts": int(m.bank_conflicted),
-            "bank_ways_max": int(m.bank_ways_max),
-        },
-    }
-
-
-def _trace_figures(t) -> dict:
-    if t is None:
-        return {}
-    a = t.accesses
-    if not len(a):
-        return {"global_atomics_per_block": 0.0, "max_accesses_per_thread": 0}
-    glob = np.array([info.space == "global" for info in t.arrays] + [False], bool)[a.array]
-    mem = np.array([info.space in ("global", "shared") for info in t.arrays] + [False], bool)[a.array]
-    per_thread = np.bincount(a.gtid[mem], minlength=t.nthreads)
-    return {
-        "global_atomics_per_block": float(np.count_nonzero(glob & (a.kind == ATOMIC))) / max(t.nblocks, 1),
-        "max_accesses_per_thread": int(per_thread.max()) if per_thread.size else 0,
-    }
 
 
 def success_figure(metrics) -> str:

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..tracer import trace
 from .base import source
+from .executor import LOCAL
 from .explain import one_d_cause
 from .kernels import KernelExercise
-from .remote import is_remote
 from .results import Graded
 
 
@@ -30,8 +29,8 @@ class ImageExercise(KernelExercise):
     a picture of which pixels were written), and "out[k] is" becomes "out[row, col] is".
     """
 
-    def _grade(self, kernel, rng, launch=None) -> Graded:
-        graded = super()._grade(kernel, rng, launch)
+    def _grade(self, kernel, rng, launch=None, executor=LOCAL) -> Graded:
+        graded = super()._grade(kernel, rng, launch, executor)
         status, message = graded.status, graded.message
         if status == "passed":
             message = re.sub(
@@ -47,7 +46,7 @@ class ImageExercise(KernelExercise):
         m = re.search(r"(\d+) of (\d+) (?:elements )?", message)
         n = int(m.group(2)) if m else None
         if n is not None and "never written" in message and not message.startswith("the CPU tracer"):
-            described = _describe_unwritten(self, kernel, n)
+            described = _describe_unwritten(self, kernel, n, executor)
             if described:
                 message, picture = described
                 return graded._replace(message=message, picture=picture)
@@ -64,7 +63,7 @@ class ImageExercise(KernelExercise):
         return graded._replace(message=message)
 
 
-def _describe_unwritten(ex, kernel, n):
+def _describe_unwritten(ex, kernel, n, executor):
     """Trace the learner's kernel on an image of the failing shape; say which pixels stay unwritten."""
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
@@ -81,10 +80,7 @@ def _describe_unwritten(ex, kernel, n):
         grid, block = ex.launch.config(n, case)
         args = [a.copy() for a in fresh]
         try:
-            if is_remote(kernel):  # the batch grader: traced in the student's process, the arrays come back
-                kernel.trace(grid, block, args, [])
-            else:
-                trace(kernel, grid, block, *args)
+            executor.trace(kernel, grid, block, args, [])
         except Exception:  # any failure: the engine's own message stands
             return None
         missing = np.isnan(args[out_pos])

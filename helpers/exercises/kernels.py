@@ -11,20 +11,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _numba, compile_check, env
-from ..errors import CourseError, KernelError, LearnerError
-from ..tracer import trace
+from .. import _numba, env
+from ..errors import CourseError, LearnerError
 from .base import PLACEHOLDER, Exercise, fmt, source
-from .explain import SAVED, budget_problem, metrics_dict, numeric_problem, success_figure, verdict_message
+from .executor import LOCAL
+from .explain import SAVED, budget_problem, numeric_problem, success_figure, verdict_message
 from .functions import check_arity
-from .inputs import make, poison
+from .inputs import make
 from .launch import Failed, LaunchRule, NotAttempted, launch_for, per_element
 from .plan import check_plan
-from .remote import is_remote
 from .results import Graded
 from .technique import changed_input, spread_problem, wide_scratch
 
-_flatnonzero, _asarray, _copy = SAVED.flatnonzero, SAVED.asarray, SAVED.array
+_asarray, _copy = SAVED.asarray, SAVED.array
 
 
 def kernel_function(kernel):
@@ -49,106 +48,23 @@ def kernel_function(kernel):
     return _numba.python_function(kernel)
 
 
-# -- executors: CPU tracer (numbers + verdicts) and GPU (numbers, guard bands; run by make test-gpu)
-
-
-def run_traced(kernel, grid, block, call_args, outputs):
-    if is_remote(kernel):  # the batch grader: the kernel runs in the student's process
-        return kernel.trace(grid, block, call_args, outputs)
-    return trace(kernel, grid, block, *call_args, outputs=tuple(outputs))
-
-
-def trace_metrics(t) -> dict:
-    """The metrics the checks and budgets read, from a local Trace or one that came back."""
-    if is_remote(t):
-        return dict(t.metrics_plain)
-    return metrics_dict(t.metrics, t)
-
-
-def start_compile(kernel, call_args):
-    if is_remote(kernel):
-        return kernel.compile_check(call_args)
-    return compile_check.start(kernel, call_args)
-
-
-GUARD = 64  # elements of sentinel on each side of every GPU buffer
 TRACE_ON_GPU = 8192  # threads: a launch this small is traced on the CPU in GPU mode too
 
 
-def run_gpu(kernel, grid, block, call_args):
-    """Launch on the GPU with guard bands; copy results into ``call_args``; return band hits.
-
-    Each array is copied into a larger device buffer whose extra elements hold a sentinel and
-    the kernel gets a view of the middle; after the run, changed band bytes are out-of-bounds
-    writes. Reads out of bounds are invisible here: the traced CPU run catches those.
-    TODO(verify on GPU): slicing + reshape of DeviceNDArray, sticky-error message after a crash.
-    """
-    if is_remote(kernel):
-        return kernel.run_gpu(grid, block, call_args)
-    from numba import cuda
-
-    launch_args, buffers = [], []
-    for pos, a in enumerate(call_args):
-        if isinstance(a, np.ndarray):
-            host = np.full(a.size + 2 * GUARD, poison(a.dtype), dtype=a.dtype)
-            host[GUARD : GUARD + a.size] = a.reshape(-1)
-            dev = cuda.to_device(host)
-            launch_args.append(dev[GUARD : GUARD + a.size].reshape(a.shape))
-            buffers.append((pos, a, dev, host))
-        else:
-            launch_args.append(a)
-    try:
-        kernel[grid, block](*launch_args)
-        cuda.synchronize()
-    except Exception as e:  # anything the launch raises (CudaAPIError, typing errors...) is one sentence
-        refused = _refusal(kernel, call_args, e)
-        if refused is not None:
-            raise refused from None
-        raise KernelError(
-            f"your kernel failed on the GPU ({type(e).__name__}: {str(e)[:200]}); after a crash restart the "
-            "Jupyter kernel, and run with COURSE_MODE=cpu to see the offending line."
-        ) from None
-    hits = []
-    for pos, a, dev, host in buffers:
-        back = dev.copy_to_host()
-        for lo, hi, offset in ((0, GUARD, -GUARD), (GUARD + a.size, back.size, -GUARD)):
-            changed = _flatnonzero(back[lo:hi].view(np.uint8) != host[lo:hi].view(np.uint8))
-            if changed.size:
-                hits.append((pos, int(changed[0] // a.itemsize + lo + offset)))
-        a.reshape(-1)[:] = back[GUARD : GUARD + a.size]
-    return hits
-
-
-def _refusal(kernel, call_args, exc):
-    """The compile check's one sentence when the GPU launch failed because Numba refused to compile
-    the kernel (not a crash): the same sentence a CPU-mode check gives, never Numba's report.
-    ``refused`` marks it as the kernel's fault, graded ``failed``."""
-    from numba.core.errors import NumbaError
-
-    if not isinstance(exc, NumbaError):
-        return None
-    result = compile_check.compile_check(kernel, call_args)
-    if result.ok is not False:
-        return None
-    err = KernelError(result.message)
-    err.refused = True
-    return err
-
-
-def grade_kernel(ex, kernel, rng, launch) -> Graded:
+def grade_kernel(ex, kernel, rng, launch, executor=LOCAL) -> Graded:
     """Run ``kernel`` on fresh inputs of several sizes; first problem found becomes the message."""
     try:
-        return _grade_kernel(ex, kernel, rng, launch)
+        return _grade_kernel(ex, kernel, rng, launch, executor)
     except Failed as e:
         return Graded("failed", str(e))
 
 
-def _grade_kernel(ex, kernel, rng, launch) -> Graded:
+def _grade_kernel(ex, kernel, rng, launch, executor) -> Graded:
     """A GPU compiler's refusal comes first: such a kernel never runs on a GPU, whatever the
     tracer made of it (or of the Python exception it raised there)."""
     compiling = []
     try:
-        graded = _run_cases(ex, kernel, rng, launch, compiling)
+        graded = _run_cases(ex, kernel, rng, launch, compiling, executor)
     except CourseError as e:
         if order := order_problem(ex, kernel):
             return Graded("failed", order)
@@ -242,7 +158,7 @@ def read_before_write(ex, kernel) -> str | None:
     return None
 
 
-def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
+def _run_cases(ex, kernel, rng, launch, compiling, executor) -> Graded:
     kernel_function(kernel)
     check_arity(_numba.python_function(kernel), [a.name for a in ex.args], "your kernel")
     try:
@@ -256,10 +172,10 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
     cases, metrics, verdict, elements, clobbered, wide = [], {}, None, 0, None, None
     for ci, (n, grid, block) in enumerate(plan):
         call_args = [make(a, rng, n, grid) for a in ex.args]
-        # The tracer is Python: ask the GPU compiler too. On a GPU the launch compiles, except when
-        # the batch grader judges: the launch is then in the student's process, the compile its own.
-        if ci == 0 and (not gpu or is_remote(kernel)):
-            compiling.append(start_compile(kernel, call_args))
+        # The tracer is Python: ask the GPU compiler too. On a GPU a launch here compiles; the batch
+        # grader's executor compiles with the judge's own server, whatever launches the kernel.
+        if ci == 0 and (not gpu or not executor.launch_compiles):
+            compiling.append(executor.compile_check(kernel, call_args))
         inputs = {
             a.name: (_copy(v) if isinstance(v, np.ndarray) else v)
             for a, v in zip(ex.args, call_args)
@@ -271,20 +187,20 @@ def _run_cases(ex, kernel, rng, launch, compiling) -> Graded:
         # is traced, so both modes see the same verdicts and budgets (the sizes a check draws are small).
         if not gpu or ci < 2 or int(np.prod(grid)) * int(np.prod(block)) <= TRACE_ON_GPU:
             traced_args = [_copy(v) if isinstance(v, np.ndarray) else v for v in call_args]
-            t = run_traced(kernel, grid, block, traced_args, out_pos)
+            t = executor.trace(kernel, grid, block, traced_args, out_pos)
             bad = [v for v in t.verdicts if v.kind != "unwritten_output"]
             wide = wide or wide_scratch(t.arrays)
             if n >= max(sizes[: ci + 1]):  # budgets and the green line use the largest traced launch
-                metrics = trace_metrics(t)
+                metrics = executor.metrics(t)
                 elements = max((v.size for v in traced_args if isinstance(v, np.ndarray)), default=0)
             if bad and verdict is None:
-                verdict = (bad[0], t, trace_metrics(t))  # the first verdict, its trace and that trace's metrics
+                verdict = (bad[0], t, executor.metrics(t))  # the first verdict, its trace and that trace's metrics
                 if gpu and bad[0].kind == "out_of_bounds":  # do not let it scribble on (or crash) the GPU
                     return _verdict_failure(*verdict)
             if not gpu:
                 call_args = traced_args
         if gpu:
-            hits = run_gpu(kernel, grid, block, call_args)
+            hits = executor.run_gpu(kernel, grid, block, call_args)
             if hits:
                 pos, elem = hits[0]
                 name = ex.args[pos].name
@@ -376,5 +292,5 @@ class KernelExercise(Exercise):
             text += f"\n# launch: {self.launch.example_source}"
         return text
 
-    def _grade(self, kernel, rng, launch=None) -> Graded:
-        return grade_kernel(self, kernel, rng, launch)
+    def _grade(self, kernel, rng, launch=None, executor=LOCAL) -> Graded:
+        return grade_kernel(self, kernel, rng, launch, executor)

@@ -17,12 +17,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from .. import _elsewhere, cuda_c, env
+from .. import cuda_c, env
 from .base import Exercise, source
+from .executor import LOCAL, takes_executor
 from .results import Graded
 
 _allclose = np.allclose
@@ -74,6 +75,28 @@ class _FunctionAnswer(Exercise):
         return None
 
 
+class ArrayCall(NamedTuple):
+    """What ``fn(xp, *arrays)`` gave: its value on the host (None: not an array the check reads), whether
+    it was a CuPy array, and its type's name."""
+
+    value: object
+    on_device: bool
+    kind: str
+
+
+def array_call(fn, inputs) -> ArrayCall:
+    """``fn(xp, *arrays)``, xp CuPy on a GPU (else NumPy), the inputs made xp arrays."""
+    if env.on_gpu():
+        import cupy as xp
+    else:
+        xp = np
+    got = fn(xp, *[xp.asarray(a) for a in inputs])
+    on_device, kind = isinstance(got, getattr(xp, "ndarray", np.ndarray)), type(got).__name__
+    if env.on_gpu() and not on_device:
+        return ArrayCall(None, False, kind)
+    return ArrayCall(xp.asnumpy(got) if env.on_gpu() else np.asarray(got), on_device, kind)
+
+
 @dataclass(eq=False, repr=False)
 class ArrayExercise(_FunctionAnswer):
     # reference: (xp, *arrays) -> array
@@ -83,7 +106,7 @@ class ArrayExercise(_FunctionAnswer):
     atol: float = 1e-6
     mistakes: tuple = ()  # (wrong(xp, *arrays), message)
 
-    def _grade(self, fn, rng) -> Graded:
+    def _grade(self, fn, rng, executor=LOCAL) -> Graded:
         if bad := self._not_a_function(fn):
             return bad
         if _numpy_calls(fn):
@@ -92,29 +115,18 @@ class ArrayExercise(_FunctionAnswer):
                 "your function calls NumPy directly (np.…): write xp.… instead, so the same code runs "
                 "on CuPy arrays on the GPU.",
             )
-        if env.on_gpu():
-            import cupy as xp
-        else:
-            xp = np
-        remote = _elsewhere.is_remote(fn)  # judged: fn lives in the student's process
         for trial in range(self.trials):
             inputs = self.make_inputs(rng)
             want = np.asarray(self.reference(np, *inputs))
-            if remote:
-                reply = fn.array_call(inputs)
-                got, on_device, kind = reply["value"], reply["device"], str(reply.get("type"))
-            else:
-                got = fn(xp, *[xp.asarray(a) for a in inputs])
-                on_device, kind = isinstance(got, getattr(xp, "ndarray", np.ndarray)), type(got).__name__
-            if env.on_gpu() and not on_device:
+            done = executor.host_run("array_call", fn, array_call, list(inputs))
+            got, kind = done.value, done.kind
+            if env.on_gpu() and not done.on_device:
                 return Graded(
                     "failed",
                     f"your function returned {kind}, not a CuPy array: keep the result on "
                     "the GPU (no .get() or cupy.asnumpy inside the function).",
                 )
-            if not remote:
-                got = xp.asnumpy(got) if env.on_gpu() else np.asarray(got)
-            elif got is None:
+            if got is None:
                 return Graded("failed", f"your function returned {kind}, not an array.")
             shapes = ", ".join(str(a.shape) for a in inputs)
             if got.shape != want.shape:
@@ -193,7 +205,7 @@ class CudaCExercise(Exercise):
             return f"give the CUDA C as a string, not {type(answer).__name__}."
         return None
 
-    def _grade(self, answer, rng) -> Graded:
+    def _grade(self, answer, rng, executor=LOCAL) -> Graded:
         problem = self._answer_problem(answer)
         if problem:
             return Graded("failed", problem)
@@ -202,7 +214,7 @@ class CudaCExercise(Exercise):
         if self.kind in ("raw", "sourcemodule"):
             src += cuda_c.signature_probe(self.kernel, self.c_params)
         try:
-            ptx = cuda_c.compile(src, name=f"{self.kernel}.cu")
+            ptx = executor.compile_cuda(src, name=f"{self.kernel}.cu")
         except cuda_c.CompileError as e:
             msg = str(e)
             if f'identifier "{self.kernel}" is undefined' in msg:
@@ -243,10 +255,10 @@ class CudaCExercise(Exercise):
         if not env.on_gpu():
             from .cuda_run import check_on_cpu
 
-            return check_on_cpu(self, run_src, rng, what, answer)
+            return check_on_cpu(self, run_src, rng, what, answer, executor)
         from .cuda_run import check_on_gpu
 
-        return check_on_gpu(self, answer, run_src, rng, what)
+        return check_on_gpu(self, answer, run_src, rng, what, executor)
 
 
 # ----------------------------------------------------------------------------- custom function checks
@@ -255,7 +267,9 @@ class CudaCExercise(Exercise):
 @dataclass(eq=False, repr=False)
 class CallExercise(_FunctionAnswer):
     """``judge(fn, rng) -> (ok, message)`` does the whole check; used where answers must raise,
-    return addresses, or be compared in a way ``FunctionExercise`` does not model."""
+    return addresses, or be compared in a way ``FunctionExercise`` does not model. A judge that runs
+    the function other than by calling it (counts its library calls, reads its memory, launches
+    through it) takes a third parameter, ``executor``, and runs it there (exercises/executor.py)."""
 
     judge: Callable = None
     success: str = "correct."
@@ -263,13 +277,13 @@ class CallExercise(_FunctionAnswer):
     # testing (helpers/mutation) rewrites its source to derive wrong answers.
     factory: Callable = None
     # True when ``judge`` also works on a stand-in for a function in the student's process
-    # (exercises/remote.py): the batch grader may then judge this exercise from its own process.
+    # (grading/remote.py): the batch grader may then judge this exercise from its own process.
     remote_ok: bool = False
 
-    def _grade(self, fn, rng) -> Graded:
+    def _grade(self, fn, rng, executor=LOCAL) -> Graded:
         if bad := self._not_a_function(fn):
             return bad
-        ok, message = self.judge(fn, rng)
+        ok, message = self.judge(fn, rng, executor) if takes_executor(self.judge) else self.judge(fn, rng)
         return Graded("passed" if ok else "failed", message)
 
 

@@ -17,8 +17,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._elsewhere import is_remote
-
 
 class CallSeen(NamedTuple):
     """One counted library call: its array arguments (by parameter name) on the host, before and after."""
@@ -95,15 +93,10 @@ def device_call(fn, host_args, count=()) -> DeviceCall:
     return DeviceCall(got, dict(calls), [to_host(cp, a) for a in args], on_device, seen)
 
 
-def observed_call(fn, host_args, count=()) -> DeviceCall:
-    """device_call here, or, for a function of the student's process (exercises/remote.py), in the
-    judge's own worker from the description taken at check(): the calls counted are the judge's."""
-    if not is_remote(fn):
-        return device_call(fn, host_args, count)
-    reply = fn.library_call(list(host_args), list(count))
-    calls = {str(k): int(v) for k, v in reply["calls"].items()}
-    seen = [CallSeen(str(c[0]), dict(c[1]), dict(c[2])) for c in reply.get("seen") or ()]
-    return DeviceCall(reply["result"], calls, list(reply["args"]), [bool(v) for v in reply["on_device"]], seen)
+def observed_call(executor, fn, host_args, count=()) -> DeviceCall:
+    """device_call where ``executor`` runs it: for the batch grader, in the judge's own worker from
+    the description taken at check(), so the calls counted are the judge's (grading/executor.py)."""
+    return executor.host_run("library_call", fn, device_call, list(host_args), tuple(count))
 
 
 def ran_on(done: DeviceCall, name: str, reads: tuple, read, writes: tuple, wrote) -> bool:
@@ -144,20 +137,17 @@ def answer_facts(obj) -> dict:
     }
 
 
-def facts_of(fn) -> dict:
-    """answer_facts here, or as the student's process described the answer (exercises/remote.py)."""
-    if is_remote(fn):
-        return dict(fn._desc.get("facts") or {})
-    return answer_facts(fn)
+def facts_of(executor, fn) -> dict:
+    """answer_facts of the answer, read where it lives (for the batch grader: as the student's process
+    described it at check())."""
+    return executor.host_run("facts", fn, answer_facts)
 
 
-def parfors(fn) -> int:
+def parfors(executor, fn) -> int:
     """How many loops Numba made parallel in the answer's compiled versions (after it was called)."""
     from .. import _numba
 
-    if is_remote(fn):
-        return int(fn.live_fact("parfor_count"))
-    return _numba.parfor_count(fn)
+    return executor.host_run("parfor_count", fn, _numba.parfor_count)
 
 
 # ----------------------------------------------------------------------------- host memory (notebook 10)
@@ -192,14 +182,9 @@ def storage_call(fn, args, sizes):
     return out, regions, reads
 
 
-def observed_storage_call(fn, args, sizes):
-    """storage_call here, or in the student's process for a stand-in (exercises/remote.py)."""
-    if not is_remote(fn):
-        return storage_call(fn, args, sizes)
-    reply = fn.storage_call(list(args), [int(s) for s in sizes])
-    regions = [(int(lo), int(hi)) for lo, hi in reply["regions"]]
-    reads = [bytes(r) if isinstance(r, bytes) else None for r in reply["reads"]]
-    return reply["value"], regions, reads
+def observed_storage_call(executor, fn, args, sizes):
+    """storage_call where ``fn`` lives: its memory is there (the student's process, for the grader)."""
+    return executor.host_run("storage_call", fn, storage_call, list(args), [int(s) for s in sizes])
 
 
 # ----------------------------------------------------------------------------- cuda.core launches (notebook 10)
@@ -280,16 +265,9 @@ def core_launch_call(fn, kernel: dict, arrays, extra=()) -> CoreLaunch:
     return CoreLaunch([np.asarray(cp.asnumpy(a)) for a in on_device], list(seen))
 
 
-def observed_core_launch(fn, kernel: dict, arrays, extra=()) -> CoreLaunch:
-    """core_launch_call here, or in the student's process for a stand-in (exercises/remote.py)."""
-    if not is_remote(fn):
-        return core_launch_call(fn, kernel, arrays, extra)
-    reply = fn.core_launch(dict(kernel), list(arrays), list(extra))
-    seen = [
-        LaunchSeen(dims(r["grid"]), dims(r["block"]), bool(r["given_stream"]), tuple(map(str, r.get("scalars", ()))))
-        for r in reply.get("launches", ())
-    ]
-    return CoreLaunch(list(reply["arrays"]), seen)
+def observed_core_launch(executor, fn, kernel: dict, arrays, extra=()) -> CoreLaunch:
+    """core_launch_call where ``fn`` lives (the student's process, for the grader)."""
+    return executor.host_run("core_launch", fn, core_launch_call, dict(kernel), list(arrays), list(extra))
 
 
 def scalars_problem(launches, names: tuple, dtypes: tuple, where: str) -> str | None:

@@ -16,10 +16,11 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .. import _elsewhere, _numba
+from .. import _numba
 from ..errors import CourseError, LearnerError
 from ..limits import WARP_SIZE
 from .base import Exercise, fmt_pair
+from .executor import LOCAL
 from .launch import validate_launch
 from .results import Graded
 
@@ -150,39 +151,6 @@ def observe(fn, kernel, x):
     return spy.launches, copies, got
 
 
-class _DeviceResult:
-    """What a function returned when it was a device array in the student's process."""
-
-    def copy_to_host(self):  # pragma: no cover - only its presence is read (_is_device_array)
-        raise LearnerError("the result stayed on the device")
-
-
-def _observed(fn, kernel, x):
-    """observe() here, or in the student's process for a stand-in (exercises/remote.py)."""
-    if not _elsewhere.is_remote(fn):
-        return observe(fn, kernel, x)
-    reply = fn.pipeline(kernel_source(kernel), x)
-    x[...] = reply["x"]  # the learner's function may have changed its input there
-    launches = [
-        Launch(
-            int(rec[0]),
-            [bool(b) for b in rec[1]],
-            int(rec[2]) if len(rec) > 2 and rec[2] is not None else None,
-            bool(rec[3]) if len(rec) > 3 else False,
-        )
-        for rec in reply["launches"]
-    ]
-    copies = {"in": int(reply["copies"]["in"]), "out": int(reply["copies"]["out"])}
-    kind = reply.get("got_kind")
-    if kind == "device":
-        got = _DeviceResult()
-    elif kind == "ndarray":
-        got = reply["got"]
-    else:  # the sentence names the type the learner returned
-        got = type(str(reply.get("got_type") or "object"), (), {})()
-    return launches, copies, got
-
-
 def launch_shape_problem(where, n, total, block) -> str | None:
     """The rules a learner's own launch is held to (see launch.judge_launch): whole warps, no spare block."""
     if not block:
@@ -244,7 +212,7 @@ class DevicePipelineExercise(Exercise):
     def _solution_text(self) -> str:
         return textwrap.dedent(inspect.getsource(self.reference))
 
-    def _grade(self, fn, rng) -> Graded:
+    def _grade(self, fn, rng, executor=LOCAL) -> Graded:
         if _numba.is_cuda_function(fn):
             raise LearnerError("run_on_device is a plain Python function that launches the kernel: remove @cuda.jit.")
         if not callable(fn):
@@ -257,7 +225,7 @@ class DevicePipelineExercise(Exercise):
             x = rng.uniform(-4, 4, n).astype(np.float32)
             x_before = x.copy()
             try:
-                launches, copies, got = _observed(fn, self.kernel, x)
+                launches, copies, got = executor.host_run("pipeline", fn, observe, self.kernel, x)
             except CourseError:  # LearnerError, or the watchdog stopping a loop
                 raise
             except Exception as e:  # the learner's code may raise anything: one sentence names it

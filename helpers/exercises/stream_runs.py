@@ -19,7 +19,6 @@ import dataclasses
 import numpy as np
 
 from .. import _wire, env
-from .._elsewhere import is_remote
 from .base import fmt
 from .streams import Op, StreamLog, recording
 
@@ -164,19 +163,19 @@ USES = "cuda, cp and np"  # what a rebuilt function may use (grading/host.py)
 WATCHING = "its streams, copies and launches"
 
 
-def observed(fn, task: str, course, **inputs) -> dict:
-    """``RUNS[task]`` of ``fn``: here, or for a function of the student's process in the judge's own
-    worker from the description taken at check() (exercises/remote.py). ``course``: the Numba kernel
+def observed(executor, fn, task: str, course, **inputs) -> dict:
+    """``RUNS[task]`` of ``fn`` where ``executor`` runs it: for the batch grader, in the judge's own
+    worker from the description taken at check() (grading/executor.py). ``course``: the Numba kernel
     (``kernel``), or the graph's CUDA C (``sources``), as (object here, plain data there)."""
-    here, data = course
-    if is_remote(fn):
-        course_data = {"sources" if task == "capture" else "kernel": data}
-        reply = fn.judge_run("stream_run", WATCHING, USES, task=task, **course_data, **inputs)
-    else:
-        reply = _wire.decode(_wire.encode(RUNS[task](fn, here, **inputs)))  # plain data, as from the worker
+    reply = executor.host_run("stream_run", fn, run_here, task, course, inputs)
     if "log" in reply:
         reply["log"] = log_from(reply["log"])
     return reply
+
+
+def run_here(fn, task: str, course, inputs: dict) -> dict:
+    """``RUNS[task]`` of ``fn`` in this process, as plain data, as the judge's worker answers it."""
+    return _wire.decode(_wire.encode(RUNS[task](fn, course[0], **inputs)))
 
 
 def run(task: str, fn, body: dict, cache: dict) -> dict:

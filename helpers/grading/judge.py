@@ -20,10 +20,12 @@ import select
 import threading
 import time
 
-from .. import _elsewhere, _wire
-from ..exercises import remote
+from .. import _wire
 from ..exercises.base import MISSING
+from ..exercises.executor import RemoteFailure, raised
+from . import remote
 from .cells import course_code, jsonable, short, unread_answer
+from .executor import JudgedExecutor
 
 MAX_LINE = 64 << 20  # one message: arrays of a few million elements travel in one
 MAX_TOTAL = 512 << 20  # everything one child may send
@@ -178,13 +180,11 @@ class Channel:
                 self.channel_noise()
                 continue
             if isinstance(msg.get("error"), dict):
-                raise remote.raised(msg["error"])
+                raise raised(msg["error"])
             try:
                 return _wire.decode(msg.get("ok"))
             except (_wire.WireError, RecursionError, TypeError, ValueError):
-                raise remote.RemoteFailure(
-                    "your code returned something the grader cannot read as plain data"
-                ) from None
+                raise RemoteFailure("your code returned something the grader cannot read as plain data") from None
 
 
 class Judge:
@@ -284,7 +284,7 @@ class Judge:
                 for k, v in (options_desc or {}).items()
                 if str(k) in (spec.get("options") or {})
             }
-        except remote.RemoteFailure as e:
+        except RemoteFailure as e:
             lines.append({**row, "status": "error", "message": str(e)})
             return
         options = {k: v for k, v in options.items() if v is not MISSING}
@@ -305,8 +305,8 @@ class Judge:
         seed = spec["seed"] if not shown else recheck_seed(spec, shown)
         self.channel.sent_inputs = False
         try:
-            with _elsewhere.judging(self.channel):  # CUDA C compiles and GPU launches go to the child
-                result = ex.grade(answer, seed=seed, watchdog=0, **options)  # ChildGone passes through
+            # ChildGone passes through: the run ends there, no grade
+            result = ex.grade(answer, seed=seed, watchdog=0, executor=JudgedExecutor(self.channel), **options)
         finally:
             if self.channel.sent_inputs:
                 self.shown[ex_id] = shown + 1

@@ -43,7 +43,7 @@ class JudgedRunner(CellRunner):
     def _record(self, ex_id, answer, options):
         """check() was called: the answer is described now, inside the student's call, before the
         judge has sent any input for it; the judge grades this description and asks for no other
-        (a kernel's source and globals, exercises/remote.py)."""
+        (a kernel's source and globals, grading/remote.py)."""
         if ex_id in self.wants and ex_id not in self.excluded:  # checked again: the later check counts
             described = self._described(answer, self.wants[ex_id])
             opts = {str(k): self._described(v, "function" if callable(v) else "value") for k, v in options.items()}

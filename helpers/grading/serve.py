@@ -86,7 +86,6 @@ _ON_ANSWERS = (
     "pipeline",
     "array_call",
     "pycuda_call",
-    "device_call",
     "facts",
     "storage_call",
     "core_launch",
@@ -205,11 +204,6 @@ class Server:
             from .. import _numba
 
             return {"parfor_count": int(_numba.parfor_count(obj))}
-        if op == "device_call":  # notebook 14: the learner's function on device arrays, library calls counted
-            from ..exercises.library_calls import device_call
-
-            done = device_call(obj, list(request.get("args") or ()), list(request.get("count") or ()))
-            return {"result": done.result, "calls": done.calls, "args": done.args, "on_device": done.on_device}
         if op == "storage_call":  # notebook 10: addresses into memory only this process has
             from ..exercises.library_calls import storage_call
 
@@ -244,7 +238,7 @@ class Server:
 def _kernel_description(kernel) -> dict:
     """What the grader's compile server needs of a kernel, taken here once, when check() is called:
     no input exists yet, so nothing in it can hold an answer (compile_check/describe.py). The judge
-    adds its own inputs' types; it never asks this process again (remote.RemoteKernel)."""
+    adds its own inputs' types; it never asks this process again (executor.JudgedExecutor)."""
     from ..compile_check import describe
 
     try:
@@ -271,11 +265,11 @@ def trace_op(kernel, request: dict, traces: dict) -> dict:
     """Trace ``kernel`` on the request's launch, keeping the trace in ``traces`` for pictures (the
     last few: the judge asks right after a failing trace). This process's answer to "trace", and the
     judge's tracer process's (workers.py)."""
-    from ..exercises.kernels import run_traced
+    from ..exercises.executor import LOCAL
 
     args = list(request.get("args") or [])
     grid, block = _grid(request["grid"]), _grid(request["block"])
-    t = run_traced(kernel, grid, block, args, list(request.get("outputs") or []))
+    t = LOCAL.trace(kernel, grid, block, args, list(request.get("outputs") or []))
     tid = max(traces, default=0) + 1
     traces[tid] = t
     for old in sorted(traces)[:-_MAX_TRACES]:
@@ -285,22 +279,22 @@ def trace_op(kernel, request: dict, traces: dict) -> dict:
 
 def gpu_op(kernel, request: dict) -> dict:
     """Launch ``kernel`` on the GPU with guard bands: the arrays afterwards and the band hits."""
-    from ..exercises.kernels import run_gpu
+    from ..exercises.executor import LOCAL
 
     args = list(request.get("args") or [])
-    hits = run_gpu(kernel, _grid(request["grid"]), _grid(request["block"]), args)
+    hits = LOCAL.run_gpu(kernel, _grid(request["grid"]), _grid(request["block"]), args)
     return {"args": args, "hits": [[int(p), int(e)] for p, e in hits]}
 
 
 def trace_reply(t, args, tid) -> dict:
     """A trace as plain data: the arrays afterwards, the verdicts, the metrics, the grid."""
-    from ..exercises.kernels import trace_metrics
+    from ..exercises.executor import LOCAL
 
     return {
         "trace": tid,
         "args": args,
         "verdicts": [_verdict(v) for v in t.verdicts],
-        "metrics": trace_metrics(t),
+        "metrics": LOCAL.metrics(t),
         "griddim": list(t.griddim),
         "arrays": [[info.space, info.var, info.dtype.str] for info in t.arrays],
     }

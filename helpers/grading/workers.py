@@ -71,9 +71,9 @@ class Worker:
 
     def request(self, op: str, **fields):
         """The reply to ``op``; an error there is raised here as the student's code's error
-        (``remote.raised``), a dead or stuck worker as WorkerGone."""
+        (``executor.raised``), a dead or stuck worker as WorkerGone."""
         from .. import _wire
-        from ..exercises import remote
+        from ..exercises.executor import raised
 
         with self.lock:
             if self.proc is None or self.proc.poll() is not None:
@@ -99,7 +99,7 @@ class Worker:
             if msg.get("restart") is True:  # it exits after this reply: never write to it again
                 self.close()
             if isinstance(msg.get("error"), dict):
-                raise remote.raised(msg["error"])
+                raise raised(msg["error"])
             if not isinstance(reply, dict):
                 raise WorkerGone(self._said("answered with something else"))
             return reply

@@ -9,11 +9,10 @@ import re
 
 import numpy as np
 
-from helpers._elsewhere import is_remote
 from helpers.exercises import FunctionExercise, ValueExercise, register
 from helpers.exercises.cuda_runners import LINCOMB_ARGS, call_with_pycuda_kernel, run_axpby, run_lincomb
 from helpers.exercises.libraries import CallExercise, CudaCExercise
-from helpers.exercises.library_calls import LaunchSeen, dims, launch_problem
+from helpers.exercises.library_calls import launch_problem
 
 context_import = ValueExercise(
     prompt="Which module do you import so that PyCUDA uses the primary context, the one Numba, CuPy and "
@@ -193,25 +192,15 @@ def _double_in_place_reference(twice, x):
     twice(drv.InOut(x), np.int32(x.size), block=(256, 1, 1), grid=((x.size + 255) // 256, 1))
 
 
-def _judge_in_out(fn, rng):
+def _judge_in_out(fn, rng, executor):
     kernel = {"source": _twice_src, "name": "twice"}
-    remote = is_remote(fn)  # judged: fn runs in the student's process
     # 256k + 1: one element more than whole blocks, where a grid rounded one short (or by 257) misses it
     for n in (int(rng.integers(300, 700)), 256, 256 * int(rng.integers(2, 4)) + 1, int(rng.integers(1, 40))):
         x = rng.uniform(-10, 10, n).astype(np.float32)
         before = x.copy()
-        if remote:
-            reply = fn.call_with_pycuda_kernel(kernel, [x])
-            x[...] = reply["args"][0]
-            returned = reply["result_type"]
-            launches = [LaunchSeen(dims(r["grid"]), dims(r["block"]), True) for r in reply.get("launches", ())]
-            wrapped = [[(str(w), bool(itself)) for w, itself in one] for one in reply.get("wrapped", ())]
-        else:
-            done = call_with_pycuda_kernel(fn, kernel, [x])
-            launches, wrapped = done.launches, done.wrapped
-            returned = (
-                None if done.result is None or isinstance(done.result, np.ndarray) else type(done.result).__name__
-            )
+        done = executor.host_run("pycuda_call", fn, call_with_pycuda_kernel, kernel, [x])  # x changed in place
+        launches, wrapped = done.launches, done.wrapped
+        returned = None if done.result is None or isinstance(done.result, np.ndarray) else type(done.result).__name__
         if returned is not None:
             return (
                 False,
@@ -249,7 +238,7 @@ def _judge_in_out(fn, rng):
 
 
 in_out = CallExercise(
-    remote_ok=True,  # its judge runs the learner's function in the student's process (judged grading)
+    remote_ok=True,  # its judge runs the learner's function through the executor (judged grading)
     prompt="Write double_in_place(twice, x): twice is SourceModule's kernel twice(float* x, int n) (x[i] *= 2); x is a "
     "float32 NumPy array. Launch it with 256 threads per block so that x itself, on the host, ends up doubled, "
     "using drv.InOut; return nothing.",

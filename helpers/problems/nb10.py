@@ -10,6 +10,7 @@ import numpy as np
 
 from helpers import _wire, cuda_c
 from helpers.exercises import register
+from helpers.exercises.executor import frames_of
 from helpers.exercises.libraries import CallExercise
 from helpers.exercises.library_calls import (
     launch_problem,
@@ -17,7 +18,6 @@ from helpers.exercises.library_calls import (
     observed_storage_call,
     scalars_problem,
 )
-from helpers.exercises.remote import frames_of
 
 # ----------------------------------------------------------------------------- check()
 
@@ -99,7 +99,7 @@ def _what(params) -> str:
     return f"a {_wire.type_name(params)}"
 
 
-def _judge_params(fn, rng):
+def _judge_params(fn, rng, executor):
     args = (
         np.uint64(0x7F0000000000 + 256 * int(rng.integers(1, 1000))),  # a device pointer, as a number
         np.float32(rng.uniform(0.5, 3)),
@@ -108,7 +108,7 @@ def _judge_params(fn, rng):
     )
     # called where the storage lives (the student's process, when the grader judges): the bytes at
     # each address come back, read only inside the storage it returned
-    out, regions, reads = observed_storage_call(fn, args, [a.dtype.itemsize for a in args])
+    out, regions, reads = observed_storage_call(executor, fn, args, [a.dtype.itemsize for a in args])
     if not (isinstance(out, tuple) and len(out) == 2):
         return False, "return two things: (params, storage) — the address array and the objects that hold the values."
     params = out[0]
@@ -251,7 +251,7 @@ def _launch_saxpy_reference(stream, kernel, x, y, out, a):
     core.launch(stream, config, kernel, x.data.ptr, y.data.ptr, out.data.ptr, np.float32(a), np.int32(n))
 
 
-def _judge_launch(fn, rng):
+def _judge_launch(fn, rng, executor):
     kernel = {"source": _saxpy_src, "name": "saxpy"}
     # 256k + 1: one element more than whole blocks, where a grid rounded one short (or by 257) misses it
     for n in (int(rng.integers(300, 700)), 256, 256 * int(rng.integers(2, 4)) + 1, int(rng.integers(1, 40))):
@@ -260,7 +260,7 @@ def _judge_launch(fn, rng):
         out = np.full(n, np.nan, dtype=np.float32)
         # the stream, the kernel and the device arrays are made where fn runs (the student's process
         # when the grader judges); the arrays come back afterwards
-        done = observed_core_launch(fn, kernel, [x, y, out], [a])
+        done = observed_core_launch(executor, fn, kernel, [x, y, out], [a])
         x_after, y_after, got = done.arrays
         if not done.launches:
             return False, launch_problem(done.launches, n, 256, f"for n = {n}")

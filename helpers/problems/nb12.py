@@ -39,8 +39,8 @@ def _leaky_relu_reference():
     return vectorize(["float32(float32, float32)", "float64(float64, float64)"], target="parallel")(_leaky_relu_scalar)
 
 
-def _judge_leaky_relu(fn, rng):
-    facts = facts_of(fn)  # read from the object here, or where it lives when the grader judges
+def _judge_leaky_relu(fn, rng, executor):
+    facts = facts_of(executor, fn)  # read from the object here, or where it lives when the grader judges
     if facts["np_vectorize"]:
         return False, (
             "np.vectorize is a Python loop in disguise (NumPy's documentation says it is for convenience, not "
@@ -146,10 +146,10 @@ def _shared_cell(fn) -> str | None:
     return None
 
 
-def _judge_sum_of_squares(fn, rng):
+def _judge_sum_of_squares(fn, rng, executor):
     if _numba.is_cuda_function(fn):
         return False, "this is a @cuda.jit kernel; this exercise runs on the CPU cores: use @njit(parallel=True)."
-    facts = facts_of(fn)
+    facts = facts_of(executor, fn)
     if not facts["cpu_jit"]:
         return False, (
             f"{getattr(fn, '__name__', 'your function')} is a plain Python function: decorate it with "
@@ -180,7 +180,7 @@ def _judge_sum_of_squares(fn, rng):
                 f"for an array of {n} elements it returned {shown[0]} but should return "
                 f"{shown[1]}: {rounding_note(got, want) or why}"
             )
-    loops = parfors(fn)
+    loops = parfors(executor, fn)
     if loops == 0:
         return False, (
             "right numbers, but parallel=True made no loop parallel (parfor count 0): a `for i in range(...)` loop "

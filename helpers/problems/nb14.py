@@ -16,11 +16,11 @@ from helpers.exercises.library_calls import observed_call as _observed_call
 from helpers.exercises.library_calls import ran_on
 
 
-def observed_call(fn, args, names):
+def observed_call(executor, fn, args, names):
     """The learner's call, with a real GPU's refusal of host memory told as the CPU stand-in tells it: on a
     GPU cuda.compute raises AttributeError: 'numpy.ndarray' object has no attribute '__cuda_array_interface__'."""
     try:
-        return _observed_call(fn, args, names)
+        return _observed_call(executor, fn, args, names)
     except AttributeError as e:
         if isinstance(e, LearnerError) or "__cuda_array_interface__" not in str(e):
             raise
@@ -66,14 +66,14 @@ def _offsets_reference(flags):
     return offsets, count
 
 
-def _judge_offsets(fn, rng):
+def _judge_offsets(fn, rng, executor):
     sizes = [1, 2, int(rng.integers(3, 40)), int(rng.integers(1000, 5000))]
     for i, n in enumerate(sizes):
         flags_h = (rng.random(n) < rng.uniform(0.2, 0.8)).astype(np.int32)
         if i == 0:
             flags_h[:] = 1
         want = np.concatenate(([0], np.cumsum(flags_h)[:-1])).astype(np.int64)
-        done = observed_call(fn, [flags_h], ("exclusive_scan", "inclusive_scan"))  # results on the host
+        done = observed_call(executor, fn, [flags_h], ("exclusive_scan", "inclusive_scan"))  # results on the host
         got, calls = done.result, done.calls
         if not (isinstance(got, tuple) and len(got) == 2):
             return False, f"compaction_offsets returned {fmt(got)}; return a pair (offsets, count)."
@@ -156,14 +156,14 @@ def _sort_reference(keys):
     return out
 
 
-def _judge_sort(fn, rng):
+def _judge_sort(fn, rng, executor):
     cases = [
         rng.integers(0, 2**32, size=int(rng.integers(1000, 4000)), dtype=np.uint32),
         rng.integers(0, 5, size=int(rng.integers(5, 30)), dtype=np.uint32),  # many ties
         (rng.standard_normal(int(rng.integers(100, 900))) * 100).astype(np.float32),  # negatives too
     ]
     for keys_h in cases:
-        done = observed_call(fn, [keys_h], ("radix_sort",))  # results on the host
+        done = observed_call(executor, fn, [keys_h], ("radix_sort",))  # results on the host
         got, calls, (keys_after,) = done.result, done.calls, done.args
         want = np.sort(keys_h)[::-1]
         if not hasattr(got, "shape") or got.shape != keys_h.shape:

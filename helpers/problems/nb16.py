@@ -50,13 +50,13 @@ def _time_kernel(kernel, d_x, d_out, stream):
     return start.elapsed_time(end)
 
 
-def _judge_time(fn, rng):
+def _judge_time(fn, rng, executor):
     name = getattr(fn, "__name__", "time_kernel")
     # an exact multiple of the block (a spare block shows), one past it (a missing block shows), and one drawn
     sizes = [384, 257, int(rng.integers(300, 600))] if not env.on_gpu() else [1 << 20, (1 << 16) + 1, 3000]
     for n in sizes:
         x = rng.uniform(-4, 4, n).astype(np.float32)
-        run = observed(fn, "time", _KERNEL(), x=x)  # in the judge's worker for a student's function
+        run = observed(executor, fn, "time", _KERNEL(), x=x)  # in the judge's worker for a student's function
         if problem := timing_problem(run["log"], run["got"], name):
             return False, f"for n = {n}, {problem}"
         if not np.array_equal(run["x"], x):
@@ -173,7 +173,7 @@ def _pipeline_problem(log, k) -> str | None:
 _OP = {"h2d": "copy to the GPU", "d2h": "copy to the host", "launch": "launch"}
 
 
-def _judge_pipeline(fn, rng):
+def _judge_pipeline(fn, rng, executor):
     name = getattr(fn, "__name__", "pipeline")
     if env.on_gpu():
         cases = [(int(rng.integers(1 << 20, 1 << 21)), 4), (3 * ((1 << 14) + 1), 3), (4096, 2)]
@@ -182,7 +182,7 @@ def _judge_pipeline(fn, rng):
     for n, k in cases:
         x = rng.uniform(-4, 4, n).astype(np.float32)
         before = x.copy()
-        run = observed(fn, "pipeline", _KERNEL(), x=x, k=k)  # in the judge's worker for a student's function
+        run = observed(executor, fn, "pipeline", _KERNEL(), x=x, k=k)  # in the judge's worker for a student's function
         log, got, x = run["log"], run["got"], run["x"]
         if problem := _pipeline_problem(log, k):
             return False, f"for n = {n} over {k} streams, {problem}"
@@ -295,8 +295,8 @@ def _launches_problem(log, n, steps) -> str | None:
     return None
 
 
-def _judge_graph(fn, rng):
-    from helpers.exercises.remote import raised
+def _judge_graph(fn, rng, executor):
+    from helpers.exercises.executor import raised
 
     name = getattr(fn, "__name__", "capture_steps")
     sources = {"add_one": ADD_ONE_SRC, "twice": TWICE_SRC}
@@ -306,7 +306,7 @@ def _judge_graph(fn, rng):
         cases = [(128, 3), (129, 2), (int(rng.integers(30, 120)), 2)]
     for n, steps in cases:
         x0 = rng.integers(0, 8, n).astype(np.float32)
-        run = observed(fn, "capture", (sources, sources), x0=x0, steps=steps)  # the judge's worker's, if remote
+        run = observed(executor, fn, "capture", (sources, sources), x0=x0, steps=steps)  # where fn runs
         if run.get("failed") is not None:
             return False, (
                 f"the capture failed ({run['failed']}): capture on a stream of your own, cp.cuda.Stream("

@@ -87,11 +87,13 @@ def _check_run_arguments(source_or_ptx, kernel_name, args, shared_bytes, max_ste
             raise LearnerValueError(f"{name} must be a whole number of at least {least}, not {shown(value)}.")
 
 
-def compile_source(source, name="kernel.cu", options=()):
-    """CUDA C -> PTX text with line information, through NVRTC (no GPU needed)."""
-    from ..cuda_c import compile as nvrtc_compile
+def compile_source(source, name="kernel.cu", options=(), nvrtc=None):
+    """CUDA C -> PTX text with line information, through NVRTC (no GPU needed). ``nvrtc``: a
+    compiler with ``cuda_c.compile``'s signature (the batch grader's runs in its own process)."""
+    if nvrtc is None:
+        from ..cuda_c import compile as nvrtc
 
-    return nvrtc_compile(source, target="ptx", name=name, options=("-lineinfo", *options)).decode().rstrip("\0 ")
+    return nvrtc(source, target="ptx", name=name, options=("-lineinfo", *options)).decode().rstrip("\0 ")
 
 
 def _find_kernel(mod, name):
@@ -120,6 +122,7 @@ def run(
     python_scalars="refuse",
     options=(),
     whole_grid=True,
+    nvrtc=None,
 ):
     """Run one launch of `kernel_name` on the CPU and return a `PtxRun`.
 
@@ -131,7 +134,8 @@ def run(
     kernel reads its parameter's width), or "cast" (converted to the parameter's type).
     `max_steps`: instructions one thread may run before the run stops with a KernelError.
     `whole_grid`: False runs block after block even where running all blocks together gives the
-    same result (the reference the whole-grid path is tested against; see grid.py).
+    same result (the reference the whole-grid path is tested against; see grid.py). `nvrtc`: the
+    compiler for CUDA C (``cuda_c.compile`` by default; see compile_source).
     """
     _check_run_arguments(source_or_ptx, kernel_name, args, shared_bytes, max_steps)
     text = source_or_ptx.decode(errors="replace") if isinstance(source_or_ptx, bytes) else source_or_ptx
@@ -139,7 +143,7 @@ def run(
     fname = f"ptxrun_{next(_counter)}.cu"
     if not is_ptx:
         source = text
-        text = compile_source(source, fname, options)
+        text = compile_source(source, fname, options, nvrtc)
     src_file = None
     if source is not None:
         label = f"<CUDA C {fname[:-3]}>"

@@ -14,7 +14,7 @@ from numba import cuda
 import helpers  # noqa: F401 - decides CPU/GPU mode before numba is imported
 from helpers.compile_check import client, compile_check, describe, start_request
 from helpers.compile_check.trust import vet
-from helpers.exercises import remote
+from helpers.grading import remote
 from helpers.problems import nb02
 from refused.kernels import ARGS, CASES, good
 from support.loopback import Loopback, grade_judged
@@ -221,7 +221,7 @@ def test_a_gpu_launch_numba_refused_gets_the_compile_sentence_not_numbas_report(
     error. It now gets the compile check's sentence, graded failed, as in CPU mode."""
     from numba.core.errors import NumbaRuntimeError, TypingError
 
-    from helpers.exercises.kernels import _refusal
+    from helpers.exercises.executor import _refusal
     from refused.kernels import uses_list
 
     refused = _refusal(uses_list, ARGS, NumbaRuntimeError("NRT required but not enabled"))

@@ -56,7 +56,7 @@ def test_right_launches_pass(answer):
 )
 def test_wrong_launches_fail_before_anything_runs(answer, says, monkeypatch):
     monkeypatch.setattr(
-        "helpers.exercises.kernels.run_traced", lambda *a, **k: pytest.fail("the kernel ran")
+        "helpers.exercises.executor.LocalExecutor.trace", lambda *a, **k: pytest.fail("the kernel ran")
     )  # arithmetic only: nothing runs
     r = _grade(answer)
     assert r.status == "failed" and says in r.message, r.message
@@ -71,7 +71,7 @@ def test_wrong_launches_fail_before_anything_runs(answer, says, monkeypatch):
     ],
 )
 def test_launches_a_gpu_refuses_are_errors(answer, says, monkeypatch):
-    monkeypatch.setattr("helpers.exercises.kernels.run_traced", lambda *a, **k: pytest.fail("the kernel ran"))
+    monkeypatch.setattr("helpers.exercises.executor.LocalExecutor.trace", lambda *a, **k: pytest.fail("the kernel ran"))
     r = _grade(answer)
     assert r.status == "error" and says in r.message, r.message
 

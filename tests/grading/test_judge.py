@@ -1,4 +1,4 @@
-"""The judge grades through stand-ins (helpers/exercises/remote.py) for answers that live in the
+"""The judge grades through stand-ins (helpers/grading/remote.py) for answers that live in the
 student's process. Here the student's side (grading/serve.py) runs in this process behind a
 loopback channel that sends every request and reply through the wire codec, so each reference
 and each catalogued wrong answer of every judged notebook must get the same status and the same
@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from helpers import _elsewhere, _numba, env
+from helpers import _numba, env
 from helpers.exercises import DevicePipelineExercise, FunctionExercise, KernelExercise
 from helpers.exercises.libraries import CudaCExercise
+from helpers.grading.executor import JudgedExecutor
 from helpers.grading.judge import judgeable
 from helpers.problems import MODULES, all_exercises
 from support.catalogue import WRONG, function_with, grade_reference, placeholder, placeholder_kernel
@@ -228,7 +229,7 @@ class CountForger(Loopback):
 
     def request(self, op, **fields):
         reply = super().request(op, **fields)
-        if op == "device_call":
+        if isinstance(reply, dict) and "calls" in reply:  # whatever the request: the judge never asks it for one
             reply["calls"] = {"exclusive_scan": 1, "inclusive_scan": 0}
         return reply
 
@@ -283,8 +284,7 @@ def test_notebook_16s_record_is_the_judges_not_the_student_process():
         (nb16.time_kernel, wrong.read_before_waiting, "the time was read before the host waited for end"),
     ):
         got = forger.stand_in(answer, "function")
-        with _elsewhere.judging(forger):
-            judged = ex.grade(got, seed=3, watchdog=0)
+        judged = ex.grade(got, seed=3, watchdog=0, executor=JudgedExecutor(forger))
         assert judged.status == "failed" and says in judged.message, judged.line()
     assert set(forger.ops) == {"judge stream_run"}
 

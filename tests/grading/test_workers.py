@@ -6,8 +6,9 @@ import os
 
 import pytest
 
-from helpers import _elsewhere, cuda_c, env
+from helpers import cuda_c, env
 from helpers.grading.execute import Settings, _nvrtc
+from helpers.grading.executor import JudgedExecutor
 from helpers.grading.serve import Server
 from helpers.grading.workers import Worker
 
@@ -49,7 +50,7 @@ def test_a_macro_bomb_is_stopped_and_said():
 
 
 class _Judging:
-    """What judge.py's channel offers cuda_c.compile while it judges: only the NVRTC worker."""
+    """What judge.py's channel offers the judged executor's CUDA C compiles: only the NVRTC worker."""
 
     def __init__(self, nvrtc):
         self.nvrtc = nvrtc
@@ -60,11 +61,11 @@ class _Judging:
 
 def test_while_judging_cuda_c_compiles_in_the_worker_not_the_students_process(tmp_path):
     w = _nvrtc(tmp_path, Settings(), None)  # as execute.py makes it for a submission (no sandbox here)
+    judged = JudgedExecutor(_Judging(w))
     try:
-        with _elsewhere.judging(_Judging(w)):
-            ptx = cuda_c.compile(SRC, arch="sm_80", name="k.cu")
-            with pytest.raises(cuda_c.CompileError, match="does not compile"):
-                cuda_c.compile(SRC + " garbage", arch="sm_80", name="k.cu")
+        ptx = judged.compile_cuda(SRC, arch="sm_80", name="k.cu")
+        with pytest.raises(cuda_c.CompileError, match="does not compile"):
+            judged.compile_cuda(SRC + " garbage", arch="sm_80", name="k.cu")
         assert w.proc is not None  # it was the worker that compiled
     finally:
         w.close()

@@ -72,7 +72,7 @@ def stencil_global(x, out):
 
 
 def test_demos_and_checks_share_one_definition_of_per_thread():
-    from helpers.exercises.explain import metrics_dict
+    from helpers.exercises.executor import metrics_dict
 
     x = np.random.default_rng(0).random(100, dtype=np.float32)
     t = trace(stencil_global, 4, 32, x, np.zeros_like(x), outputs=("out",))  # 28 idle threads of 128

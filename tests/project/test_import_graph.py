@@ -36,7 +36,6 @@ LAYERS = (
         "helpers.grading.sandbox",
         "helpers._safety",
         "helpers._wire",
-        "helpers._elsewhere",
     ),
     (
         "helpers._numba",

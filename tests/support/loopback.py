@@ -6,9 +6,10 @@ handlers here. Used where a test must grade through the judge without a child pr
 import json
 import linecache
 
-from helpers import _elsewhere, _wire, env
-from helpers.exercises import remote
-from helpers.grading import workers
+from helpers import _wire, env
+from helpers.exercises.executor import raised
+from helpers.grading import remote, workers
+from helpers.grading.executor import JudgedExecutor
 from helpers.grading.judge import NO_INPUTS, want
 from helpers.grading.serve import Server, error_reply
 
@@ -29,8 +30,7 @@ class LocalNvrtc:
         self.ops.append("nvrtc")
         body = through_the_wire(request)
         try:
-            with _elsewhere.judging(None):
-                out = cuda_c.compile(body.pop("src"), **{**body, "options": tuple(body["options"])})
+            out = cuda_c.compile(body.pop("src"), **{**body, "options": tuple(body["options"])})
         except cuda_c.CompileError as e:
             return through_the_wire({"compile_error": str(e), "log": e.log})
         return through_the_wire({"out": bytes(out)})
@@ -47,10 +47,9 @@ class LocalTracer:
         body = through_the_wire(fields)
         lines = dict(linecache.cache)  # the rebuilt kernel's lines: the worker's own, never this process's
         try:
-            with _elsewhere.judging(None):
-                reply = workers.HANDLERS["tracer"][op](body, self.state)
+            reply = workers.HANDLERS["tracer"][op](body, self.state)
         except Exception as e:  # as the worker does: the kernel's exception, by name
-            raise remote.raised(through_the_wire(error_reply(e))) from None
+            raise raised(through_the_wire(error_reply(e))) from None
         finally:
             linecache.cache.clear()
             linecache.cache.update(lines)
@@ -72,10 +71,9 @@ class Loopback:
         self.sent_inputs = self.sent_inputs or op not in NO_INPUTS  # as judge.Channel marks it
         body = through_the_wire(fields)
         try:
-            with _elsewhere.judging(None):  # the student's process runs it with nothing redirected
-                reply = self.server.handle({**body, "op": op})
+            reply = self.server.handle({**body, "op": op})
         except Exception as e:  # as the child does: the student's exception, by name
-            raise remote.raised(through_the_wire(error_reply(e))) from None
+            raise raised(through_the_wire(error_reply(e))) from None
         return through_the_wire(reply)
 
     def stand_in(self, obj, kind):
@@ -86,5 +84,4 @@ def grade_judged(ex, answer, seed, options):
     chan = Loopback()
     got = chan.stand_in(answer, want(ex))
     opts = {k: chan.stand_in(v, "function" if callable(v) else "value") for k, v in options.items()}
-    with _elsewhere.judging(chan):  # as judge.py grades: CUDA C compiles and GPU launches go to the child
-        return ex.grade(got, seed=seed, watchdog=0, **opts), chan
+    return ex.grade(got, seed=seed, watchdog=0, executor=JudgedExecutor(chan), **opts), chan
