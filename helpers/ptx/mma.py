@@ -99,7 +99,9 @@ def decode_wmma(ins, cx):
         def load(S, idx):
             check(S, idx, _FULL, loc, f"wmma.load.{which}")
             a = offsets(S, idx)
-            vals = [access(S, space, a[:, s], T, READ, idx, loc) for s in range(per)]
+            # one access for every (thread, element): each thread's addresses in a row, read as one vector
+            got = access(S, space, a.reshape(-1), T, READ, np.repeat(S.tids(idx), per), loc).reshape(-1, per)
+            vals = [got[:, s] for s in range(per)]
             for i, st in enumerate(sets):
                 if pack == 2:
                     lo, hi = vals[(2 * i) % per], vals[(2 * i + 1) % per]
@@ -113,11 +115,14 @@ def decode_wmma(ins, cx):
     def store(S, idx):
         check(S, idx, _FULL, loc, f"wmma.store.{which}")
         a = offsets(S, idx)
+        t = S.tids(idx)
+        vals = np.empty((len(t), per), T)
         for s in range(per):
-            v = np.asarray(gets[s // pack](S, idx))
+            v = np.broadcast_to(np.asarray(gets[s // pack](S, idx)), (len(t),))
             if pack == 2:
                 v = ((v >> np.uint32(16 * (s % 2))) & np.uint32(0xFFFF)).astype(U16)
-            access(S, space, a[:, s], T, WRITE, idx, loc, np.asarray(v, T))
+            vals[:, s] = v
+        access(S, space, a.reshape(-1), T, WRITE, np.repeat(t, per), loc, vals.reshape(-1))
 
     return store
 
@@ -134,18 +139,20 @@ def _unpack(gets, per, S, idx, kind):
     return bf16_to_f64(h) if kind == "bf16" else h.view(F16).astype(F64)
 
 
-def _warp_matrix(vals, t, S, rows, cols):
-    """Each running thread's whole (rows, cols) tile, from its warp's lanes (shape (threads, rows, cols))."""
+def _warps_of(S, t):
+    """The warps of the running threads: (first thread of each, and each thread's warp among them)."""
     lane = (t % 32) if S.nblk == 1 else S.warps.lane[t]
-    first = t - lane
-    pos = {int(x): i for i, x in enumerate(t)}
-    out = np.zeros((len(t), rows * cols), F64)
+    firsts, which = np.unique(t - lane, return_inverse=True)
+    return firsts, which, lane
+
+
+def _warp_tiles(vals, t, S, rows, cols, firsts, which, lane):
+    """Each running warp's whole (rows, cols) tile from its lanes' elements (shape (warps, rows, cols)); a lane
+    that is not running gives zeros (and check() has recorded the misuse)."""
     per = rows * cols // 32
-    for w in np.unique(first):
-        members = [pos.get(int(w) + L) for L in range(32)]
-        tile = np.concatenate([vals[i] if i is not None else np.zeros(per) for i in members])
-        out[first == w] = tile
-    return out.reshape(len(t), rows, cols)
+    out = np.zeros((len(firsts), 32, per), F64)
+    out[which, lane] = vals
+    return out.reshape(len(firsts), rows, cols)
 
 
 def _decode_mma(ins, cx):
@@ -171,12 +178,13 @@ def _decode_mma(ins, cx):
     def mma(S, idx):
         check(S, idx, _FULL, loc, "wmma.mma")
         t = S.tids(idx)
-        A = _warp_matrix(_unpack(ga, pa, S, idx, ab), t, S, m, k)
-        B = _warp_matrix(_unpack(gb, pb, S, idx, ab), t, S, k, n)
+        firsts, which, lane = _warps_of(S, t)
+        A = _warp_tiles(_unpack(ga, pa, S, idx, ab), t, S, m, k, firsts, which, lane)
+        B = _warp_tiles(_unpack(gb, pb, S, idx, ab), t, S, k, n, firsts, which, lane)
         C = _unpack(gc, pc, S, idx, ct)
         r, c = _elements(S, idx, m, n)
-        rows = np.arange(len(t))[:, None]
-        acc = np.einsum("tik,tkj->tij", A, B)[rows, r, c] + C  # exact products; float64 sum
+        prod = np.matmul(A, B)  # one product per warp: exact products, summed in float64
+        acc = prod[which[:, None], r, c] + C
         if dt == "f32":
             out = acc.astype(F32)
             for i, st in enumerate(sets):
