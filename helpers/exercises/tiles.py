@@ -24,9 +24,12 @@ from .libraries import CudaCExercise
 from .results import Graded
 
 TILE = 16
-# Steps one thread may run, so a loop without its exit stops in seconds
-# (each wmma step is a warp's worth of work for the interpreter).
-MAX_STEPS = 2_000  # the reference runs about 80 per thread at K = 64
+
+
+def max_steps(k: int) -> int:
+    """Steps one thread may run: the reference runs about 20 per 16-deep step of K (81 at K = 64), so a loop
+    without its exit stops in seconds (each wmma step is a warp's worth of work for the interpreter)."""
+    return 200 + 40 * (k // TILE)
 
 
 @dataclass(eq=False, repr=False)
@@ -35,7 +38,7 @@ class TileKernelExercise(CudaCExercise):
     kernel: str = "kernel"
     c_params: str = ""
     reference: str = ""
-    make_inputs: Callable = None  # (rng, on_gpu) -> {"a", "b", "c", "M", "N", "K"}
+    make_inputs: Callable = None  # (rng, on_gpu) -> launches: [{"a", "b", "c", "M", "N", "K"}, ...]
     oracle: Callable = None  # values -> C after the kernel
     mistakes: tuple = ()  # (values -> the output a known mistake gives, sentence)
 
@@ -69,18 +72,26 @@ class TileKernelExercise(CudaCExercise):
     def _grade(self, answer, rng, executor=LOCAL) -> Graded:
         if bad := self._compiled(answer, executor):
             return bad
-        gpu = env.on_gpu()
-        values = self.make_inputs(rng, gpu)
-        M, N = int(values["M"]), int(values["N"])
-        launch = f"{N // TILE} x {M // TILE} blocks of one warp, M = {M}, N = {N}, K = {int(values['K'])}"
-        if gpu:
+        passed = []
+        for values in self.make_inputs(rng, env.on_gpu()):
+            graded = self._one(answer, values, executor)
+            if graded.status != "passed":
+                return graded
+            passed.append(graded.message)
+        return Graded("passed", f"C = A B + C is right for every tile, run {'; '.join(passed)}.", None, {})
+
+    def _one(self, answer, values, executor) -> Graded:
+        """One launch on `values`: "passed" (its message says where it ran) or the failing Graded."""
+        M, N, K = (int(values[k]) for k in ("M", "N", "K"))
+        launch = f"{N // TILE} x {M // TILE} blocks of one warp, M = {M}, N = {N}, K = {K}"
+        if env.on_gpu():
             got, _ = executor.launch_cuda_c(run_wmma_tile, answer, {**values, "kernel": self.kernel}, 32)
             where = "on the GPU"
         else:
             from .. import ptx
 
             c = values["c"].copy()
-            args = (values["a"], values["b"], c, *(np.int32(values[k]) for k in ("M", "N", "K")))
+            args = (values["a"], values["b"], c, np.int32(M), np.int32(N), np.int32(K))
             try:
                 r = ptx.run(
                     answer,
@@ -89,7 +100,7 @@ class TileKernelExercise(CudaCExercise):
                     32,
                     args,
                     nvrtc=executor.compile_cuda,
-                    max_steps=MAX_STEPS,
+                    max_steps=max_steps(K),
                 )
             except UnsupportedByTracer as e:
                 return Graded(
@@ -108,7 +119,7 @@ class TileKernelExercise(CudaCExercise):
     def _judge(self, values, got, where, launch) -> Graded:
         want = self.oracle(values)
         if got.shape == want.shape and np.array_equal(got, want):
-            return Graded("passed", f"C = A B + C is right for every tile, run {where} ({launch}).", None, {})
+            return Graded("passed", f"{where} ({launch})", None, {})
         for wrong, sentence in self.mistakes:
             w = wrong(values)
             if np.array_equal(got, w.astype(got.dtype)):
