@@ -114,11 +114,14 @@ extern "C" __global__ void wmma_gemm(const __half* a, const __half* b, float* c,
 
 
 def _inputs(rng, on_gpu):
-    M, N, K = (128, 96, 256) if on_gpu else (32, 48, 64)
-    a = rng.integers(-3, 4, (M, K)).astype(np.float16)  # small integers: every sum exact in float32
-    b = rng.integers(-3, 4, (K, N)).astype(np.float16)
-    c = rng.integers(-50, 51, (M, N)).astype(np.float32)
-    return {"a": a, "b": b, "c": c, "M": M, "N": N, "K": K}
+    """Two launches: several tiles each way, then one tile with K past 32,767 (a short loop counter wraps)."""
+    out = []
+    for M, N, K in ((128, 96, 256) if on_gpu else (32, 48, 64), (16, 16, 32784)):
+        a = rng.integers(-3, 4, (M, K)).astype(np.float16)  # small integers: every sum exact in float32
+        b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+        c = rng.integers(-50, 51, (M, N)).astype(np.float32)
+        out.append({"a": a, "b": b, "c": c, "M": M, "N": N, "K": K})
+    return out
 
 
 def _f64(values):
@@ -225,7 +228,14 @@ def _dot_cases(rng):
     small[0] = 64.0  # 64 first, then products of 2^-12 each: below half a float16 step of 64, each is lost
     tiny = (small, np.where(np.arange(n) == 0, 1.0, 2.0**-6))
     rand = (rng.standard_normal(n), rng.standard_normal(n))
-    return [("overflow", big), ("lost bits", tiny), ("random", rand)]
+    wide = (np.where(np.arange(n) == 0, 4096.0, 1.0), np.where(np.arange(n) == 0, 4096.0, 1.0))  # 2^24, then 1s
+    return [("overflow", big), ("lost bits", tiny), ("random", rand), ("float32", wide)]
+
+
+def _float32_sums(x, y):
+    """What float32 accumulation may give, in either order NumPy or a loop sums: one after another, or pairwise."""
+    p = x.astype(np.float32) * y.astype(np.float32)
+    return {_dot32(x, y), float(np.sum(p, dtype=np.float32)), float(np.dot(x.astype(np.float32), y.astype(np.float32)))}
 
 
 def _judge_dot(fn, rng):
@@ -238,7 +248,15 @@ def _judge_dot(fn, rng):
         if not isinstance(got, (float, np.floating)):
             return False, f"{name} returned {type(got).__name__}; return the sum as a Python float (float(acc))."
         got = float(got)
-        if np.isclose(got, want, rtol=1e-5, atol=1e-6):
+        if what == "float32":  # 2^24 then 1s: a float32 sum keeps some of them, a float64 one all
+            if got in _float32_sums(x, y):
+                continue
+            if got == float(np.sum(x.astype(np.float64) * y.astype(np.float64))):
+                return False, (
+                    f"{name} returned {got:.0f} for 4096 * 4096 followed by ones: every 1 was kept, so the sum was "
+                    "float64; the exercise asks for float32 accumulation (np.float32), as a tensor core does."
+                )
+        elif np.isclose(got, want, rtol=1e-5, atol=1e-6):
             continue
         if what == "overflow" and np.isinf(got):
             return False, (
@@ -252,7 +270,10 @@ def _judge_dot(fn, rng):
                 "convert x and y to float32 first; a product of two float16s is exact in float32."
             )
         return False, f"{name} returned {got:g} for {what} inputs, expected {want:g} (float32 accumulation)."
-    return True, "float32 accumulation: no overflow at 400 x n, no small product lost, random inputs right."
+    return (
+        True,
+        "float32 accumulation: no overflow at 400 x n, no small product lost, random inputs right, float32's rounding.",
+    )
 
 
 dot_fp32_acc = CallExercise(
