@@ -84,7 +84,7 @@ def _judge_leaky_relu(fn, rng, executor):
 
 
 leaky_relu = CallExercise(
-    remote_ok=True,  # its judge reads facts_of(fn) and calls fn: both work on a stand-in
+    remote_ok=True,  # its judge reads facts_of(executor, fn) and calls fn: both work on a stand-in
     prompt="Make leaky_relu(x, alpha) a compiled ufunc with numba's @vectorize, target='parallel', for float32 and "
     "float64: x where x > 0, else alpha * x.",
     reference=_leaky_relu_reference(),
