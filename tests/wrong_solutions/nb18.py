@@ -85,6 +85,10 @@ def last_term_dropped(x, y):
     return float(np.sum(x[:-1].astype(np.float32) * y[:-1].astype(np.float32), dtype=np.float32))
 
 
+def float64_sum(x, y):
+    return float(np.sum(x.astype(np.float64) * y.astype(np.float64)))
+
+
 def returns_array(x, y):
     return x.astype(np.float32) * y.astype(np.float32)
 
@@ -93,5 +97,6 @@ WRONG["dot_fp32_acc"] = [
     Wrong("float16 accumulation", float16_sum, "the sum was kept in float16, which overflows past 65504"),
     Wrong("float16 products", float16_products, "rounded each product to float16 before summing"),
     Wrong("off by one", last_term_dropped, "expected"),
+    Wrong("float64 accumulation", float64_sum, "so the sum was float64"),
     Wrong("wrong type", returns_array, "return the sum as a Python float"),
 ]
