@@ -1,5 +1,6 @@
 """Notebook 06 - reductions, atomics and scans: a privatised histogram, a block sum finished with
-one atomic per block, a Hillis-Steele inclusive scan with double buffering, and a warp-shuffle sum.
+one atomic per block, a Hillis-Steele inclusive scan with double buffering, a warp-shuffle sum, and an
+atomic multiply built from a compare-and-swap loop.
 """
 
 import numba
@@ -230,6 +231,59 @@ warp_sum = KernelExercise(
         "delta = 16, then halve it: v += cuda.shfl_down_sync(FULL_MASK, v, delta). After five steps lane 0 holds "
         "the warp's sum.",
         "if cuda.laneid == 0: cuda.atomic.add(total, 0, v): warps of every block finish in any order.",
+    ),
+)
+
+# ----------------------------------------------------------------------------- 5. atomic multiply (CAS loop)
+
+P = 1_000_003  # a prime; a product of two numbers below it fits in int64 ((P - 1) ** 2 < 2 ** 63)
+MUL_THREADS = 64
+
+
+@cuda.jit
+def _atomic_mul(x, prod):
+    i = cuda.grid(1)
+    if i < x.size:
+        old = prod[0]  # a first guess: the CAS below checks it
+        while True:
+            assumed = old
+            old = cuda.atomic.cas(prod, 0, assumed, assumed * x[i] % P)  # swaps only if prod[0] is still assumed
+            if old == assumed:  # it was: our factor is in
+                break  # otherwise another thread got there first: retry from the value it left
+
+
+def _product(x):
+    total = 1
+    for v in x.tolist():  # Python ints: no overflow on the way
+        total = total * v % P
+    return np.array([total], dtype=np.int64)
+
+
+atomic_mul = KernelExercise(
+    prompt=(
+        f"Multiply every element of x into prod[0] (which starts at 1), modulo the prime P = {P}, blocks of "
+        f"{MUL_THREADS} threads, one element per thread. There is no atomic multiply: build one from "
+        "cuda.atomic.cas(prod, 0, assumed, assumed * x[i] % P) in a loop that retries with the value the CAS "
+        "returns until the swap succeeds."
+    ),
+    args=(In("x", "int64", low=1, high=P), Acc("prod", "int64", shape=(1,), init=1)),
+    expect=_product,
+    reference=_atomic_mul,
+    launch=per_element(MUL_THREADS, fixed_by="the prompt gives blocks of MUL_THREADS threads"),
+    mistakes=(
+        (  # the CPU tracer runs a block's lanes in step at the CAS, as a GPU's warps do: thread 0 wins
+            lambda x: _product(x[::MUL_THREADS]),
+            "only one factor per block got in: a CAS fails when another thread changed prod[0] after your "
+            "guess, so loop until it succeeds, retrying with the value it returned.",
+        ),
+    ),
+    hints=(
+        "prod[0] = prod[0] * x[i] % P is a read, a multiply and a write: another thread can write in between, and "
+        "one of the two factors is lost.",
+        "old = prod[0] as a first guess; then loop: assumed = old; old = cuda.atomic.cas(prod, 0, assumed, "
+        "assumed * x[i] % P). The CAS writes only if prod[0] still holds assumed, and returns what it found.",
+        "if old == assumed: break. Otherwise another thread changed prod[0] since your guess: go round again "
+        "with old, the value the CAS returned (a loop that keeps the stale guess never succeeds).",
     ),
 )
 

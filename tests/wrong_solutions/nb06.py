@@ -3,7 +3,7 @@
 import numba
 from numba import cuda
 
-from helpers.problems.nb06 import BINS, SCAN, SUM_THREADS
+from helpers.problems.nb06 import BINS, SCAN, SUM_THREADS, P
 
 from . import Wrong
 
@@ -363,4 +363,60 @@ WRONG["warp_sum"] = [
     Wrong("wrong numbers (every lane adds)", warp_sum_every_lane_adds, "should be"),
     Wrong("over budget (shared-memory tree)", warp_sum_shared_tree, "shfl_down_sync"),
     Wrong("wrong shuffle direction", warp_sum_shfl_up, "should be"),
+]
+
+
+# -- atomic_mul
+
+
+@cuda.jit
+def mul_plain(x, prod):
+    i = cuda.grid(1)
+    if i < x.size:
+        prod[0] = prod[0] * x[i] % P  # read, multiply, write: another thread's factor can be overwritten
+
+
+@cuda.jit
+def mul_one_try(x, prod):
+    i = cuda.grid(1)
+    if i < x.size:
+        old = prod[0]
+        cuda.atomic.cas(prod, 0, old, old * x[i] % P)  # gives up when another thread got there first
+
+
+@cuda.jit
+def mul_stale_guess(x, prod):
+    i = cuda.grid(1)
+    if i < x.size:
+        assumed = prod[0]
+        while cuda.atomic.cas(prod, 0, assumed, assumed * x[i] % P) != assumed:
+            pass  # retries with the same guess, not the value the CAS returned: fails forever
+
+
+@cuda.jit
+def mul_exch(x, prod):
+    i = cuda.grid(1)
+    if i < x.size:
+        old = prod[0]
+        cuda.atomic.exch(prod, 0, old * x[i] % P)  # atomic write of a value computed from a stale read
+
+
+@cuda.jit
+def mul_no_modulo(x, prod):
+    i = cuda.grid(1)
+    if i < x.size:
+        old = prod[0]
+        while True:
+            assumed = old
+            old = cuda.atomic.cas(prod, 0, assumed, assumed * x[i])  # overflows int64 after a few factors
+            if old == assumed:
+                break
+
+
+WRONG["atomic_mul"] = [
+    Wrong("plain write where an atomic is needed", mul_plain, "race"),
+    Wrong("CAS that does not retry", mul_one_try, "retrying with the value it returned"),
+    Wrong("CAS retried with a stale guess", mul_stale_guess, "can never reach its exit", status="error"),
+    Wrong("race (atomic exchange of a stale value)", mul_exch, "race"),
+    Wrong("wrong numbers (no modulo)", mul_no_modulo, "should be"),
 ]
