@@ -127,8 +127,8 @@ class _FakeConst:
         self._tables = {}  # site -> the table's copy: made once, as a GPU bakes it into the kernel
 
     def array_like(self, ary):
-        """Constant memory: read-only (a write is an error), bounds-checked, not recorded; all the
-        kernel's tables together may take 64 KiB, as on a GPU."""
+        """Constant memory: read-only (a write is an error), bounds-checked, recorded (Trace.const_reads
+        counts the addresses each warp reads); all the kernel's tables together may take 64 KiB, as on a GPU."""
         rec = self._rec
         f = _getframe(1)
         site = ("const", f.f_code, f.f_lineno)
@@ -146,7 +146,7 @@ class _FakeConst:
             aid = rec.sites[site] = rec.add_array(
                 ArrayInfo(name, "const", data.shape, data.dtype, data.strides, None, f.f_lineno, var)
             )
-        return TracedArray(data, aid, rec, record=False, readonly=True)
+        return TracedArray(data, aid, rec, readonly=True)
 
 
 class _FakeAtomic:

@@ -8,6 +8,7 @@ import numpy as np
 from ..accesses import BadAccess, unlinear
 from ..errors import LearnerError, shown
 from . import pictures
+from .constant import const_reads
 from .metrics import compute_metrics, summarize
 from .verdicts import find_verdicts
 
@@ -166,6 +167,10 @@ class Trace:
         block, array = self._picked(block, array)
         warp, limit = self._warp(warp), _index("limit", limit, None, minimum=1)
         return pictures.draw_banks(self, array=array, block=block, warp=warp, limit=limit)
+
+    def const_reads(self):
+        """Warp-wide reads of constant memory and the passes they need: one per distinct address."""
+        return const_reads(self)
 
     # -- checking what a learner asked a picture of ----------------------------------------------
     def _example(self) -> str:
