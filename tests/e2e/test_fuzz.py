@@ -84,7 +84,15 @@ ENTRY_POINTS = {
     # module: public names a learner calls (each must appear in some case's cell)
     "helpers": ["trace", "progress", "last_error", "gpu_only", "size", "banner", "env.report"],
     "helpers.geometry": ["grid_explorer", "launch_1d", "launch_2d", "blocks_for", "draw_launch"],
-    "helpers.tracer.Trace": ["show", "show_coalescing", "show_banks", "summary", "block_of", "thread_of"],
+    "helpers.tracer.Trace": [
+        "show",
+        "show_coalescing",
+        "show_banks",
+        "summary",
+        "block_of",
+        "thread_of",
+        "const_reads",
+    ],
     "helpers.exercises": ["check", "hint", "solution", "grade"],
     "helpers.cuda_c": [
         "compile",

@@ -321,6 +321,11 @@ case(
     ADD + "trace(add, 1, 32, a, b, out).show_banks(limit=-1)",
 )
 case(
+    "trace_const_reads_without_a_table",
+    r"constant memory: no reads",
+    ADD + "print(trace(add, 1, 32, a, b, out).const_reads())",
+)
+case(
     "trace_block_of_huge_id",
     r"global thread id must be a whole number from 0 to 31",
     ADD + "trace(add, 1, 32, a, b, out).block_of(10**6)",
@@ -1585,6 +1590,7 @@ EXERCISES = {
     "nb06.sum_atomic": ("[1.0]", KERNEL),
     "nb06.scan": ("'text'", KERNEL),
     "nb06.warp_sum": ("42", KERNEL),
+    "nb06.atomic_mul": ("np.zeros(3)", KERNEL),
     "nb07.sectors": ("42", r"your answer should be a tuple of 3 values, got 42"),
     "nb07.row_sums": ("np.array(3.0)", KERNEL),
     "nb07.occupancy": ("42", FUNCTION),
