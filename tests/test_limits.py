@@ -157,6 +157,12 @@ def test_local_arrays_of_512_kb_or_more_per_thread_are_refused_before_they_are_a
     assert limits.local_problem(512 * 1024) and limits.local_problem(512 * 1024 - 4) is None
 
 
+def test_constant_memory_is_64_kib_for_all_of_a_kernels_tables():
+    assert limits.const_problem(64 * 1024) is None
+    says = limits.const_problem(64 * 1024 + 4)
+    assert "65,540 bytes" in says and "(0x10004 bytes, 0x10000 max)" in says  # the words of ptxas
+
+
 CUDA_C = r"""
 extern "C" __global__ void big_shared(float* x) {
   __shared__ float s[1 << 28];
