@@ -22,7 +22,7 @@ from .decode import Cx, Unsupported, refuse, uniform
 from .moves import comparison  # noqa: F401  (registers mov/cvt/setp in OPS)
 from .parser import Imm
 from .records import Location, SourceRef, _param_names, _shared_decl, demangle, local_bytes, pointee_problem
-from .values import DTYPES
+from .values import DTYPES, init_bytes
 
 
 class BlockOrderMatters(Exception):
@@ -107,7 +107,7 @@ class Program:
             if v.space in ("global", "const"):
                 data = np.zeros(max(v.size, 1), np.uint8)
                 if v.init:
-                    raw = np.array(v.init, DTYPES.get(v.type, np.uint8)).view(np.uint8)
+                    raw = init_bytes(v.init, DTYPES.get(v.type, np.uint8))
                     data[: len(raw)] = raw[: len(data)]
                 wins = self.gwin if v.space == "global" else self.cwin
                 dt = np.dtype(DTYPES.get(v.type, np.uint8)) if v.type != "b8" else np.dtype(np.uint8)

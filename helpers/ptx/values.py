@@ -156,3 +156,15 @@ def fma64_exact(a, b, c):
             except OverflowError:
                 out[i] = np.inf if exact > 0 else -np.inf
     return out
+
+
+def init_bytes(init, dt) -> np.ndarray:
+    """A global's initialiser as its type's bytes. A negative literal in an unsigned type keeps its two's
+    complement bits, as ptxas stores it (cuda::std's headers, which cooperative_groups.h pulls in, write
+    `.u32 ... = -125`), where np.array(-125, np.uint32) raised OverflowError."""
+    dt = np.dtype(dt)
+    if dt.kind in "iu":
+        bits = 8 * dt.itemsize
+        unsigned = np.dtype(f"u{dt.itemsize}")
+        return np.array([int(x) & ((1 << bits) - 1) for x in init], unsigned).view(np.uint8)
+    return np.array(init, dt).view(np.uint8)
