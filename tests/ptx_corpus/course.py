@@ -17,6 +17,11 @@ from .case import Case
 
 N, BLOCK = 301, 128  # never a multiple of the block: the last block has idle threads
 LENGTH_NAMES = {"n", "_n", "N", "size", "count", "length"}
+# Course kernels the interpreter refuses by design, with why: each must still be refused (not run wrongly).
+REFUSED = {
+    "cluster_sums": "thread-block clusters (barrier.cluster, mapa, ld.shared::cluster) are not interpreted: "
+    "notebook 17 launches this kernel on a GPU only",
+}
 _CTYPE = {
     "float": np.float32,
     "double": np.float64,
@@ -134,6 +139,7 @@ def source_cases():
                 arrays,
                 origin=where,
                 note=f"{kind} source from {where}",
+                refused=REFUSED.get(kernel, ""),
             )
             seen[key] = case
             cases.append(case)
