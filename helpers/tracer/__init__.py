@@ -9,7 +9,8 @@ One job per module, in the order a traced launch uses them:
 - ``records``     what is recorded: arrays, thread coordinates, the access log
 - ``arrays``      ``TracedArray``: bounds-checked arrays that log every element access
 - ``arguments``   a launch's arguments as traced arrays, one per piece of memory (``x`` and ``x[:]`` are one)
-- ``fakecuda``    the fake ``cuda`` module a kernel runs against (threadIdx, shared, atomics, warp calls, cg)
+- ``fakecuda``    the fake ``cuda`` module a kernel runs against (threadIdx, shared, const, atomics, warp calls,
+                  cg); a warp's lanes meet at a compare-and-swap, as a converged warp runs it
 - ``shapes``      shared/local array shapes a GPU compiler refuses (`cuda.shared.array(out.size, ...)`)
 - ``instrument``  copies of the learner's functions whose globals see the fake module
 - ``launch``      how ``trace()`` reads the launch from its call (a simulated kernel keeps its last one)
@@ -21,6 +22,7 @@ One job per module, in the order a traced launch uses them:
 - ``races``       two threads (or blocks) on one element with nothing ordering them
 - ``findings``    ``Verdict``, and how verdict sentences name threads, lines and elements
 - ``metrics``     accesses per thread, coalescing, bank conflicts
+- ``constant``    constant-memory reads per warp: how many addresses each one served (``Trace.const_reads()``)
 - ``pictures``    matplotlib pictures of a trace
 """
 
