@@ -197,6 +197,8 @@ def _run_cases(ex, kernel, rng, launch, compiling, executor) -> Graded:
                 verdict = (bad[0], t, executor.metrics(t))  # the first verdict, its trace and that trace's metrics
                 if gpu and bad[0].kind == "out_of_bounds":  # do not let it scribble on (or crash) the GPU
                     return _verdict_failure(*verdict)
+            if gpu and any(v.kind == "grid_sync_divergent" for v in bad):  # a block that never arrives hangs the GPU
+                return _verdict_failure(*verdict)
             if not gpu:
                 call_args = traced_args
         if gpu:
