@@ -123,7 +123,7 @@ def _spec(value, functions, seen):
 
 
 def _globals_of(fn):
-    """Names `fn` reads from its module or closure (attribute names are filtered out later)."""
+    """Names `fn`'s code refers to in its module or closure, attribute names among them (see _add_function)."""
     cv = inspect.getclosurevars(fn)
     found = dict(cv.globals)
     found.update(cv.nonlocals)
@@ -147,9 +147,24 @@ def _add_function(fn, device, functions, seen):
         "globals": {},
     }
     functions.append(entry)
+    read = _names_read(entry["source"])
+    local = set(fn.__code__.co_varnames) | set(fn.__code__.co_cellvars)
     for name, value in _globals_of(fn).items():
+        # co_names holds attribute names too: cuda.threadIdx.x is no reason to send a global x (an array
+        # the notebook made for another cell, which the vetting would refuse as a table), whether or not
+        # the kernel has a parameter x
+        if name in local or (read is not None and name not in read):
+            continue
         if name != fn.__name__ or device:
             entry["globals"][name] = _spec(value, functions, seen)
+
+
+def _names_read(source):
+    """Every bare name in ``source`` (a function's text), or None when it does not parse."""
+    try:
+        return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return None
 
 
 def _signature_text(source):

@@ -311,3 +311,24 @@ def test_a_global_tuple_too_large_for_a_constant_table_is_refused():
     req = _answers_table([np.ones(300, np.float32), np.ones(300, np.float32), np.zeros(300, np.float32)])
     with pytest.raises(describe.NotDescribable, match="tuple of 300 values"):
         vet(req)
+
+
+_ATTRIBUTE_X = """
+@cuda.jit
+def first_thread_only(x, out):
+    if cuda.threadIdx.x == 0 and cuda.blockIdx.x == 0:
+        out[0] = x[0] + len(TABLE)
+"""
+
+
+def test_an_attribute_named_like_a_big_global_is_not_sent_as_that_global():
+    """cuda.threadIdx.x puts "x" among the code's names; the notebook's x = np.random...(300) of another
+    cell (solutions/06 has one) is not the kernel's, so the description neither sends it nor gets refused."""
+    import linecache
+
+    linecache.cache["<cell x>"] = (len(_ATTRIBUTE_X), None, _ATTRIBUTE_X.splitlines(True), "<cell x>")
+    ns = {"cuda": cuda, "x": np.zeros(300, np.float32), "threadIdx": np.zeros(300), "TABLE": (1, 2)}
+    exec(compile(_ATTRIBUTE_X, "<cell x>", "exec"), ns)  # noqa: S102 - the test's own kernel
+    req = describe.request(ns["first_thread_only"], (np.zeros(4, np.float32), np.zeros(1, np.float32)))
+    assert set(req["globals"]) == {"cuda", "TABLE"}, req["globals"]
+    assert vet(req) is req
