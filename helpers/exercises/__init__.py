@@ -6,6 +6,7 @@ arguments are outputs, a launch rule, tolerances and hints. One job per module:
 - ``results``    ``Result`` and how it is shown (one green/red line, a picture where it helps);
                  ``Graded``, what each kind's ``_grade`` finds
 - ``base``       ``Exercise`` (check, hint, solution), "not attempted", ``register``
+- ``executor``   where a check's work on an answer runs: the ``Executor`` operations and ``LOCAL``
 - ``values``     ``ValueExercise``: a number or a tuple
 - ``functions``  ``FunctionExercise``: a plain function compared with a reference on many inputs
 - ``inputs``     a kernel's parameters as data (``In``, ``Out``, ``Acc``, ``Scalar``, ``Size``), fresh inputs

@@ -15,6 +15,10 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
                    requests; no exercise, reference or key in that process
 - ``judge``        the grader's side of a judged notebook: the exercises, references and seeds
                    stay here; the checks run on stand-ins for the student's answers
+- ``remote``       those stand-ins: the description the student's process gave at check(), and a
+                   call that runs where the function lives
+- ``executor``     the judged executor ``Exercise.grade`` is given: each operation of a check run
+                   where the grader trusts it (its own compiler, tracer, NVRTC, or the student's process)
 - ``serve``        the student's side of a judged notebook: stand-in exercise modules, and the
                    operations (call, trace, launch, describe for the compiler, draw) run on plain inputs
 - ``workers``      the judge's own NVRTC and tracer processes per submission: what decides a grade
