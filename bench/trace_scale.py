@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/trace_scale.py              # every case
     .venv/bin/python bench/trace_scale.py saxpy-1e6    # one case
+    .venv/bin/python bench/trace_scale.py --per-thread # every thread as its own Python call, no NumPy lanes
 
 Each case runs in a fresh Python process, so its peak memory (ru_maxrss) is its own: the
 process imports the course, notes its resident memory, then traces the launch and computes its
@@ -9,6 +10,8 @@ verdicts and metrics. CPU seconds (time.process_time, which a loaded 2-core mach
 less than wall time) cover the trace and the analysis; "MB" is the peak resident memory of the
 whole process, "+MB" what tracing added to it after the imports, and "B/access" that addition
 per recorded access. The issue 33 target: SAXPY at 10^6 threads in at most 5 s of CPU and 400 MB.
+Blocks whose threads take one path run as NumPy lanes (helpers.tracer.vector); `--per-thread`
+turns that off, to measure the per-thread path the lanes fall back to.
 """
 
 import json
@@ -80,7 +83,7 @@ def _kernels():
     return saxpy, matmul_tiled
 
 
-def run_case(name):
+def run_case(name, per_thread=False):
     """Trace one case in this process; the Row as a dict."""
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     sys.path.insert(0, str(ROOT))
@@ -88,7 +91,9 @@ def run_case(name):
 
     import helpers  # noqa: F401  - decides the mode before numba.cuda is imported
     from helpers.errors import CourseError
-    from helpers.tracer import trace
+    from helpers.tracer import trace, vector
+
+    vector.ENABLED = not per_thread
 
     saxpy, matmul_tiled = _kernels()
     kind, size = CASES[name]
@@ -120,22 +125,25 @@ def run_case(name):
     return Row(name, threads, accesses, cpu, peak, peak - base, found)._asdict()
 
 
-def measure(name):
+def measure(name, per_thread=False):
     """Run one case in a fresh interpreter, so its peak memory is its own."""
-    cmd = [sys.executable, __file__, "--child", name]
+    cmd = [sys.executable, __file__, "--child", name] + (["--per-thread"] if per_thread else [])
     done = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     return Row(**json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    per_thread = "--per-thread" in argv
+    argv = [a for a in argv if a != "--per-thread"]
     if argv[:1] == ["--child"]:
-        print(json.dumps(run_case(argv[1])))
+        print(json.dumps(run_case(argv[1], per_thread)))
         return 0
     names = argv or list(CASES)
+    print("every thread as its own Python call (--per-thread)" if per_thread else "NumPy lanes where threads agree")
     print(f"{'case':11} {'threads':>9} {'accesses':>10} {'CPU s':>7} {'MB':>6} {'+MB':>6} {'B/access':>8}  verdicts")
     for name in names:
-        r = measure(name)
+        r = measure(name, per_thread)
         print(
             f"{r.case:11} {r.threads:9,} {r.accesses:10,} {r.cpu_s:7.2f} {r.peak_mb:6.0f} {r.added_mb:6.0f} "
             f"{r.bytes_per_access:8.0f}  {r.verdicts}",

@@ -247,7 +247,11 @@ class Recorder:
         pos = np.frombuffer(self.seg_pos, np.int64)
         made = np.diff(np.r_[pos, self.total])
         gtid = np.repeat(np.frombuffer(self.seg_gtid, np.int64), made)
-        epoch = np.repeat(np.frombuffer(self.seg_epoch, np.int64), made)
+        seg_epoch = np.frombuffer(self.seg_epoch, np.int64)
+        if seg_epoch.any():
+            epoch = np.repeat(seg_epoch, made)
+        else:  # no barrier passed: one read-only zero for every access, not 8 bytes each
+            epoch = np.broadcast_to(np.zeros(1, np.int64), (self.total,))
         return cols[0], cols[1], cols[2], gtid, epoch, cols[3]
 
     def log_negative(self, aid, index, kind, frame):

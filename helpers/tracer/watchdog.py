@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LearnerValueError, TookTooLong, shown
+from .lanes import Lanes
 
 DEFAULT_SECONDS = 20.0
 ENV = "COURSE_WATCHDOG_S"
@@ -147,6 +148,8 @@ def _state(frame):
         return None
     try:
         held = {k: v for k, v in f.f_locals.items() if isinstance(v, (numbers.Number, np.generic))}
+        # threads running as NumPy lanes (helpers.tracer.vector): every lane's value, as bytes
+        held.update({k: v.v.tobytes() for k, v in f.f_locals.items() if isinstance(v, Lanes)})
     except Exception:  # a frame whose variables cannot be read: no evidence either way
         return None
     return f, held

@@ -28,6 +28,15 @@ def long_loop(out):
 
 
 @cuda.jit
+def long_loop_of_lanes(out):
+    i = cuda.grid(1)
+    s = 0.0
+    while s < 1e300:  # every thread agrees, so its block runs as NumPy lanes: only s (one per lane) changes
+        s = s + 1.0 + 0 * i
+    out[i] = s
+
+
+@cuda.jit
 def spins(out):
     i = cuda.grid(1)
     while i >= 0:
@@ -49,6 +58,16 @@ def test_a_thread_busy_in_a_long_loop_is_stopped_as_too_much_work():
     assert msg.startswith("thread 0 of block 0 has run line ") and "(`s += j`)" in msg
     assert "its variables keep changing: more work per thread than the CPU tracer can run at this size" in msg
     assert "trace a smaller problem" in msg and "is a loop missing its exit?" not in msg
+
+
+def test_a_long_loop_run_as_lanes_is_also_too_much_work():
+    from helpers.tracer import vector
+
+    assert vector.ENABLED
+    with pytest.raises(TookTooLong) as e:
+        trace(long_loop_of_lanes, 1, 4, np.zeros(4, np.float64), watchdog=1.0)
+    msg = str(e.value)
+    assert msg.startswith("thread 0 of block 0 has run line ") and "its variables keep changing" in msg
 
 
 def test_a_spinning_thread_is_still_a_loop_missing_its_exit():
