@@ -33,7 +33,8 @@ ENABLED = True  # tests turn it off to compare with the per-thread path
 LANES = 1 << 14  # threads run together, at most (blocks without shared memory or barriers)
 MAX_LANE_ACCESSES = 1 << 22  # lane accesses one run may log before it is left to the per-thread path
 MAX_BARRIERS = 4096  # barriers one run may pass (a uniform loop spinning on one is the per-thread path's to judge)
-GIVE_UP = 2  # single blocks that fell back before the launch stops trying
+GIVE_UP = 2  # single blocks that fell back before the launch stops trying...
+KEEP_GOING = 8  # ...unless at least this many blocks ran as lanes for each (the edge blocks of a 2-D grid)
 _REFUSED = frozenset(
     {
         "atomic",
@@ -75,6 +76,14 @@ def eligible(instr):
     if names & _REFUSED:
         return False
     ours = {id(f) for f in instr.functions.values()}
+    for f in instr.functions.values():  # what a kernel defined inside a function captured from it
+        for cell in f.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell: nothing captured yet
+                continue
+            if not _known(value, ours):
+                return False
     for _, copied in instr.globals.values():
         for name in names:
             if name in copied:
@@ -103,24 +112,24 @@ class Vectorizer:
             names.update(c.co_names)
         self.per_block = runner.instr.uses_barrier or "shared" in names
         self.group = 1 if self.per_block else max(1, LANES // runner.tpb)
-        self.singles_until = 0  # after a group fell back, its blocks are tried one at a time
-        self.failures = 0
+        self.size = self.group  # blocks the next run takes: halved after a run falls back, to find the block that did
+        self.failures = self.successes = 0
         self.on = True
 
     def run(self, b):
         """Run block b (and the next ones) as lanes; the number run, 0 if block b must run per thread."""
         nblocks = self.r.griddim[0] * self.r.griddim[1] * self.r.griddim[2]
-        if self.group > 1 and b >= self.singles_until:
-            count = min(self.group, nblocks - b)
-            if count > 1:
-                if VectorRun(self.r, b, count).attempt():
-                    return count
-                self.singles_until = b + count
-        if VectorRun(self.r, b, 1).attempt():
-            return 1
-        self.failures += 1
-        self.on = self.failures < GIVE_UP
-        return 0
+        while True:
+            count = min(self.size, nblocks - b)
+            if VectorRun(self.r, b, count).attempt():
+                self.successes += count
+                return count
+            if count == 1:
+                self.failures += 1
+                self.on = self.failures < GIVE_UP or self.successes >= KEEP_GOING * self.failures
+                self.size = self.group  # past this block, whole groups again
+                return 0
+            self.size = max(1, count // 2)
 
 
 class VectorRun:

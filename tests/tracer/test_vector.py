@@ -205,3 +205,24 @@ def test_a_failed_run_of_lanes_leaves_memory_as_it_was(monkeypatch):
     for i in range(1, 64):  # threads in order, each sees the previous thread's write
         want[i] = want[i - 1] + 1.0
     assert np.array_equal(x, want)
+
+
+def test_edge_blocks_that_fall_back_do_not_stop_the_blocks_between_them(monkeypatch):
+    # a 13 x 3 grid of 8 x 8 blocks over 100 x 24 elements: the last block of each row (x = 12) has idle
+    # threads and runs per thread; every other block runs as lanes, found by halving the failed runs
+    monkeypatch.setattr(vector, "ENABLED", True)
+    blocks = []
+    attempt = vector.VectorRun.attempt
+
+    def counting(self):
+        ok = attempt(self)
+        blocks.extend(range(self.b0, self.b0 + self.count) if ok else ())
+        return ok
+
+    monkeypatch.setattr(vector.VectorRun, "attempt", counting)
+    rng = np.random.default_rng(1)
+    a, b = rng.random((100, 24), dtype=np.float32), rng.random((100, 24), dtype=np.float32)
+    c = np.zeros((100, 24), np.float32)
+    trace(add_2d, (13, 3), (8, 8), a, b, c, watchdog=0)
+    assert np.array_equal(c, a + b)
+    assert sorted(blocks) == [k for k in range(39) if k % 13 != 12]
