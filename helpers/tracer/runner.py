@@ -3,7 +3,9 @@
 Every simulated thread runs to completion or to its next `syncthreads()` in a fixed order
 (block by block, thread 0, 1, 2, ...). Threads are greenlets, so a barrier is a switch back
 to the block scheduler, and a fixed order makes every verdict reproducible. Kernels that
-never mention syncthreads skip greenlets and run threads as plain calls.
+never mention syncthreads skip greenlets and run threads as plain calls. Blocks whose threads
+all take one path through the kernel run once as NumPy lanes instead (helpers.tracer.vector),
+leaving the log this order would; where that cannot be shown, they run thread by thread.
 """
 
 import collections
