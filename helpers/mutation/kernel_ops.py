@@ -161,7 +161,12 @@ def _size_literal(node, ctx):
 
 
 def _barrier(node, ctx):
-    return isinstance(node, ast.Expr) and call_name(node.value) == "cuda.syncthreads"
+    """A barrier statement: cuda.syncthreads(), cuda.syncwarp(...) or the grid's cuda.cg.this_grid().sync()."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    f = node.value.func
+    grid = isinstance(f, ast.Attribute) and f.attr == "sync" and call_name(f.value) == "cuda.cg.this_grid"
+    return grid or call_name(node.value) in ("cuda.syncthreads", "cuda.syncwarp")
 
 
 def _barrier_changes(node, ctx):
@@ -175,8 +180,9 @@ def _loop_with_barrier(node, ctx):
 
 def _barrier_out_of_loop(node, ctx):
     new = copy.deepcopy(node)
+    moved = next(copy.deepcopy(s) for s in node.body if _barrier(s, ctx))  # the loop's own kind of barrier
     new.body = [s for s in new.body if not _barrier(s, ctx)] or [ast.Pass()]
-    return [Change([new, *stmts("cuda.syncthreads()")], "barrier moved out of the loop, after it")]
+    return [Change([new, moved], "barrier moved out of the loop, after it")]
 
 
 def _atomic(node, ctx):

@@ -282,6 +282,26 @@ def test_a_barrier_in_a_loop_is_moved_out_of_it_and_a_removed_only_barrier_leave
     assert len(got) == 5
 
 
+def test_a_warp_barrier_and_the_grid_sync_are_barriers_too():
+    source = "def k(x, out):\n    out[i] = 0\n    cuda.syncwarp()\n    cuda.cg.this_grid().sync()\n    out[j] = x[i]"
+    got = dict(_mutants(source, "barrier_misplaced"))
+    assert got["line 3: barrier removed"] == _src(
+        "def k(x, out):\n    out[i] = 0\n    cuda.cg.this_grid().sync()\n    out[j] = x[i]"
+    )
+    assert got["line 4: barrier removed"] == _src(
+        "def k(x, out):\n    out[i] = 0\n    cuda.syncwarp()\n    out[j] = x[i]"
+    )
+    assert (
+        "if cuda.threadIdx.x == 0:\n        cuda.cg.this_grid().sync()"
+        in got["line 4: barrier moved into `if cuda.threadIdx.x == 0:`"]
+    )
+    loop = "def k(x, out):\n    while d < 32:\n        v += 1\n        cuda.syncwarp()"
+    assert dict(_mutants(loop, "barrier_misplaced"))["line 2: barrier moved out of the loop, after it"] == _src(
+        "def k(x, out):\n    while d < 32:\n        v += 1\n    cuda.syncwarp()"
+    )
+    assert _mutants("def k(x, out):\n    cuda.atomic.add(out, 0, 1)\n    g.sync()", "barrier_misplaced") == []
+
+
 def test_an_atomic_statement_is_made_plain():
     source = """
     def k(x, out):
