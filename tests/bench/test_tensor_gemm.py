@@ -40,6 +40,8 @@ def test_each_variant_compiles_for_hopper(label, macros, precision):
 
     defs = [f"-D{k}={v}" for k, v in macros.items()] + (["-DHALF=1"] if precision == "fp16" else [])
     text = cuda_c.compile(tg.SOURCE.read_text(), target="ptx", arch="sm_90", options=tuple(defs)).decode()
+    cubin = cuda_c.compile(tg.SOURCE.read_text(), target="cubin", arch="sm_90", options=tuple(defs))
+    assert cuda_c.cubin_arch(cubin) == "sm_90"  # what the benchmark loads
     t = {"bf16": "bf16", "fp16": "f16"}[precision]  # PTX's name of the type
     assert f"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32" in text
     assert "ldmatrix.sync.aligned.m8n8.x4" in text and "cp.async.cg.shared.global" in text
