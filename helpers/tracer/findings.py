@@ -133,6 +133,20 @@ def distinct(*cols, counts=False):
     return out
 
 
+def distinct_first(*cols):
+    """The first column of `distinct(*cols)` alone: one division per distinct row, not one per column."""
+    n = len(cols[0])
+    key = packed(*cols) if n else None
+    if key is None:
+        return distinct(*cols)[0]
+    key.sort()
+    keep = np.r_[True, key[1:] != key[:-1]]
+    rest = 1
+    for c in cols[1:]:
+        rest *= int(c.max()) - int(c.min()) + 1
+    return key[keep] // rest + int(cols[0].min())
+
+
 def _unpack(keys, cols):
     """The columns back from `packed` keys (the same columns' lows and spans)."""
     lows = [int(c.min()) for c in cols]

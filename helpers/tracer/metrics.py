@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accesses import ATOMIC, READ, WRITE
-from .findings import block_chunks, distinct, group_ids
+from .findings import block_chunks, distinct, distinct_first, group_ids
 
 
 @dataclass
@@ -116,10 +116,10 @@ def _coalescing(t, start, stop):
     first = addr // 32
     last = (addr + itemsize - 1) // 32
     spans = last != first  # an element inside one sector adds no second pair (most of them)
-    pair_wid, _ = distinct(np.r_[wid, wid[spans]], np.r_[first, last[spans]])
-    sectors = np.bincount(pair_wid, minlength=nw)
-    elem_wid, _, elem_size = distinct(wid, a.index[rows], itemsize)
-    needed = np.bincount(elem_wid, weights=elem_size, minlength=nw)
+    sectors = np.bincount(distinct_first(np.r_[wid, wid[spans]], np.r_[first, last[spans]]), minlength=nw)
+    size = np.zeros(nw, np.int64)
+    size[wid] = itemsize  # one array per warp-wide access: one element size
+    needed = np.bincount(distinct_first(wid, a.index[rows]), minlength=nw) * size
     ideal = np.ceil(needed / 32).astype(np.int64)
     return sectors, ideal
 
