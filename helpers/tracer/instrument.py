@@ -21,6 +21,7 @@ from ..accesses import ArrayInfo
 from .arrays import TracedArray
 from .fakecuda import FakeNumba
 from .gpumath import FAKE_MATH, gpu_div
+from .lanes import lanes_max, lanes_min
 
 _WARP = frozenset(
     {
@@ -94,6 +95,9 @@ class Instrumenter:
         for name in names:
             if name in orig_globals:
                 new_globals[name] = self._replacement(orig_globals[name], name)
+        for name, picks in (("min", lanes_min), ("max", lanes_max)):  # the builtins, lane by lane for NumPy lanes
+            if name in names and name not in orig_globals:
+                new_globals[name] = picks
         return new
 
     def _replacement(self, value, name=None):

@@ -18,7 +18,7 @@ import numpy as np
 
 from .records import VectorFallback
 
-_DTYPES = frozenset("?bhilqBHIL" + "fd")  # bool, signed ints, unsigned up to 32 bits... and float32/64
+_DTYPES = frozenset("?bhilqBHI" + "fd")  # bool, signed ints, unsigned up to 32 bits, float32/64 (no uint64)
 _WEAK_DTYPE = {int: np.dtype(np.int64), float: np.dtype(np.float64), bool: np.dtype(np.bool_)}
 _BIG = 1 << 62  # a Python int result at least this large could leave int64: not vectorized
 _COMPARE = frozenset({operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne})
@@ -213,6 +213,13 @@ def _too_big(op, a, b):
     return ta >= _BIG or tb >= _BIG
 
 
+def _inexact_int(x):
+    """A Python int (of lanes or alone) past 2**53: Python divides it exactly, float64 first rounds it."""
+    if isinstance(x, Lanes):
+        return x.weak is int and int(np.abs(x.v).max()) >= 1 << 53
+    return type(x) is int and abs(x) >= 1 << 53
+
+
 def binary(op, a, b):
     """`op(a, b)` lane by lane, typed as each thread's Python would type it."""
     sa, sb = _sample(a), _sample(b)
@@ -234,6 +241,8 @@ def binary(op, a, b):
         work = dtype
         if weak is int and _too_big(op, a, b):
             raise VectorFallback("a Python int that may outgrow int64")
+        if op is operator.truediv and (_inexact_int(a) or _inexact_int(b)):
+            raise VectorFallback("a Python int too large for a float64 to hold exactly")
     if not supported(work):
         raise VectorFallback(f"arithmetic in {work}")
     out = op(_cast(a, work), _cast(b, work))
@@ -263,3 +272,49 @@ def _check_lane0(out, r):
     if got == r or (got != got and r != r):
         return
     raise VectorFallback("lane 0 differs from the per-thread result")
+
+
+def _kind(x):
+    """The per-thread type of an operand: (dtype, weak) of lanes, (type, None) of a plain value."""
+    return (x.v.dtype, x.weak) if isinstance(x, Lanes) else (type(x), None)
+
+
+def _same_kind(a, b):
+    ka, kb = _kind(a), _kind(b)
+    if ka == kb:
+        return True
+    lanes, plain = (a, b) if isinstance(a, Lanes) else (b, a)
+    if isinstance(plain, Lanes) or not isinstance(lanes, Lanes):
+        return False
+    if lanes.weak is not None:
+        return type(plain) is lanes.weak
+    return isinstance(plain, np.generic) and plain.dtype == lanes.v.dtype
+
+
+def _pick(op, a, b):
+    """Python's two-argument min (op <) or max (op >): b where op(b, a) holds, else a, each lane
+    keeping the value (and type) it picked; a fallback where lanes would pick values of two types."""
+    take_b = binary(op, b, a).v
+    if take_b.all():
+        return b
+    if not take_b.any():
+        return a
+    if not _same_kind(a, b):
+        raise VectorFallback("min or max of two types, picked differently by different lanes")
+    model = a if isinstance(a, Lanes) else b
+    dtype = model.v.dtype
+    return Lanes(np.where(take_b, _cast(b, dtype), _cast(a, dtype)), model.weak)
+
+
+def lanes_min(*args, **kwargs):
+    """The kernel's `min`: the builtin, and lane by lane for two operands of which one is lanes."""
+    if len(args) == 2 and not kwargs and (args[0].__class__ is Lanes or args[1].__class__ is Lanes):
+        return _pick(operator.lt, *args)
+    return min(*args, **kwargs)
+
+
+def lanes_max(*args, **kwargs):
+    """The kernel's `max`, as lanes_min."""
+    if len(args) == 2 and not kwargs and (args[0].__class__ is Lanes or args[1].__class__ is Lanes):
+        return _pick(operator.gt, *args)
+    return max(*args, **kwargs)

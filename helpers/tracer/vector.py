@@ -26,7 +26,7 @@ from ..accesses import READ
 from .arrays import TracedArray
 from .fakecuda import FakeCuda, FakeNumba
 from .gpumath import FakeMath, gpu_div
-from .lanes import Lanes, supported
+from .lanes import Lanes, lanes_max, lanes_min, supported
 from .records import KIND_BITS, Dim3, VectorFallback
 
 ENABLED = True  # tests turn it off to compare with the per-thread path
@@ -96,10 +96,12 @@ def eligible(instr):
 
 def _known(value, ours):
     """A global the lanes may use: the fake cuda, numba or math, an array, a number, a numba type,
-    gpu_div, or one of the kernel's own (traced) device functions."""
+    gpu_div, min and max, or one of the kernel's own (traced) device functions."""
     if isinstance(value, (FakeCuda, FakeNumba, FakeMath, TracedArray, bool, int, float, np.number)):
         return True
-    return id(value) in ours or value is gpu_div or type(value).__module__.startswith("numba.core.types")
+    if value is gpu_div or value is lanes_min or value is lanes_max:
+        return True
+    return id(value) in ours or type(value).__module__.startswith("numba.core.types")
 
 
 class Vectorizer:

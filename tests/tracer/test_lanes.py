@@ -6,7 +6,7 @@ import operator
 import numpy as np
 import pytest
 
-from helpers.tracer.lanes import Diverged, Lanes, binary, first, unary
+from helpers.tracer.lanes import Diverged, Lanes, binary, first, lanes_max, lanes_min, unary
 from helpers.tracer.records import VectorFallback
 
 RNG = np.random.default_rng(3)
@@ -123,3 +123,41 @@ def test_unary_and_numpy_ufuncs():
 
 def test_first_is_lane_zero_or_the_value():
     assert first(Lanes(np.array([5, 6]), int)) == 5 and first(9) == 9
+
+
+@pytest.mark.parametrize("pick,builtin", [(lanes_min, min), (lanes_max, max)], ids=["min", "max"])
+def test_min_and_max_pick_lane_by_lane_what_the_builtins_pick(pick, builtin):
+    nan = Lanes(np.where(RNG.random(N) < 0.2, np.nan, RNG.normal(size=N)), float)
+    for a, b in [
+        (OPERANDS["py int"], 0),
+        (5, OPERANDS["py int"]),
+        (OPERANDS["float32"], OPERANDS["float32"] * np.float32(-1)),
+        (nan, 0.5),
+        (0.5, nan),
+    ]:
+        out = pick(a, b)
+        for k in range(N):
+            sa = a.scalar(k) if isinstance(a, Lanes) else a
+            sb = b.scalar(k) if isinstance(b, Lanes) else b
+            assert _same(out.scalar(k), builtin(sa, sb)), (sa, sb)
+    assert pick(3, 4) == builtin(3, 4) and pick([5, 1, 7]) == builtin([5, 1, 7])
+
+
+def test_min_of_two_types_picked_differently_falls_back():
+    # per thread, min(np.float32(v), 0.0) is sometimes a float32 and sometimes a Python float
+    v = Lanes(np.array([-1.0, 2.0], np.float32))
+    with pytest.raises(VectorFallback):
+        lanes_min(v, 0.0)
+    assert lanes_min(v, 5.0) is v  # every lane picks v: its type stays
+
+
+def test_types_and_sizes_numpy_would_treat_otherwise_fall_back():
+    from helpers.tracer.lanes import supported
+
+    # uint64 against signed ints: float64 in NumPy's promotion, exact comparisons in its scalars
+    assert supported(np.dtype(np.uint32)) and not supported(np.dtype(np.uint64))
+    assert not supported(np.dtype(np.float16))
+    big = Lanes(np.array([2**53 + 1, 3]), int)  # Python divides it exactly, float64 first rounds it
+    with pytest.raises(VectorFallback):
+        _ = big / 3
+    assert (Lanes(np.array([7, 3]), int) / 2).weak is float

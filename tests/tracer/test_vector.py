@@ -35,6 +35,13 @@ def add_2d(a, b, c):
 
 
 @cuda.jit
+def clamped_neighbours(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[max(i - 1, 0)] + x[min(i + 1, x.size - 1)]  # clamped at both ends: lanes pick per lane
+
+
+@cuda.jit
 def matmul_tiled(A, B, C):
     sA = cuda.shared.array((TILE, TILE), float32)
     sB = cuda.shared.array((TILE, TILE), float32)
@@ -124,6 +131,7 @@ def _launches():
     n = 1000
     return {
         "saxpy": (saxpy, 8, 128, (np.float32(2.0), f(n), f(n), np.zeros(n, np.float32))),
+        "clamped_neighbours": (clamped_neighbours, 2, 64, (f(128), np.zeros(128, np.float32))),
         "mixed_types": (mixed_types, 4, 64, (f(200), np.zeros(200, np.float32), np.zeros(200, np.int32))),
         "add_2d": (add_2d, (3, 2), (8, 8), (f(20, 12), f(20, 12), np.zeros((20, 12), np.float32))),
         "matmul_tiled": (matmul_tiled, (2, 2), (TILE, TILE), (f(16, 16), f(16, 16), np.zeros((16, 16), np.float32))),
@@ -139,7 +147,7 @@ def _launches():
 
 
 # kernels whose blocks run as lanes (some of them), and kernels that must run thread by thread
-VECTORIZED = {"saxpy", "mixed_types", "add_2d", "matmul_tiled", "uninitialised_halo"}
+VECTORIZED = {"saxpy", "clamped_neighbours", "mixed_types", "add_2d", "matmul_tiled", "uninitialised_halo"}
 PER_THREAD = {"reverse_no_sync", "neighbour_in_place", "data_branch", "histogram", "prints", "const_smooth"}
 
 
