@@ -278,6 +278,15 @@ def _race_verdict(t, info, element, i, j, rows, n_elements, same):
                 "Read the value only after all atomic updates are done: put a "
                 "cuda.syncthreads() between the atomics and the read."
             )
+            read, upd = (li, lj) if ki == READ else (lj, li)
+            fi, fj = (getattr(t.locations[a.loc[k]], "function", None) for k in (i, j))
+            if READ in (ki, kj) and read < upd and fi == fj:  # a read, then an atomic below it in one function
+                fix = (
+                    f"Line {read} reads it and line {upd} then updates it atomically, but another thread's atomic can "
+                    "land in between: if the value read feeds the update, make the whole update one atomic "
+                    "(cuda.atomic.add, max, ...) or a cuda.atomic.cas loop that retries with the value it returns; "
+                    "if it is meant as the final result, put a cuda.syncthreads() between the atomics and the read."
+                )
         elif info.field and set(t.arrays[info.base].dtype.names) == {"s0", "s1"}:
             fix = (
                 "Threads share one random-number state, so they draw the same numbers and overwrite its "

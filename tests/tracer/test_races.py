@@ -67,6 +67,32 @@ def test_a_plain_read_beside_an_atomic_add_still_races():
     assert _races(t)
 
 
+@cuda.jit
+def stale_exchange(x, prod):
+    i = cuda.grid(1)
+    if i < x.size:
+        old = prod[0]
+        cuda.atomic.exch(prod, 0, old * x[i])  # atomic, but computed from a read another thread can overtake
+
+
+@cuda.jit
+def adds_then_reads(x, total, seen):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(total, 0, x[i])
+        seen[i] = total[0]  # the result, read before every thread's add is done
+
+
+def test_a_read_that_feeds_an_atomic_below_it_is_told_to_become_one_atomic_or_a_cas_loop():
+    (race,) = _races(trace(stale_exchange, 1, 64, np.full(64, 2, np.int64), np.ones(1, np.int64)))
+    assert "then updates it atomically" in race.message and "cuda.atomic.cas loop" in race.message
+    # a read of the result after the atomic keeps the barrier advice alone
+    (race,) = _races(
+        trace(adds_then_reads, 1, 64, np.ones(64, np.int32), np.zeros(1, np.int32), np.zeros(64, np.int32))
+    )
+    assert "cas loop" not in race.message and "between the atomics and the read" in race.message
+
+
 GUIDE = r"""
 extern "C" __global__ void max_float(const float* x, float* mx, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -417,6 +417,6 @@ WRONG["atomic_mul"] = [
     Wrong("plain write where an atomic is needed", mul_plain, "race"),
     Wrong("CAS that does not retry", mul_one_try, "retrying with the value it returned"),
     Wrong("CAS retried with a stale guess", mul_stale_guess, "can never reach its exit", status="error"),
-    Wrong("race (atomic exchange of a stale value)", mul_exch, "race"),
+    Wrong("race (atomic exchange of a stale value)", mul_exch, "or a cuda.atomic.cas loop"),
     Wrong("wrong numbers (no modulo)", mul_no_modulo, "should be"),
 ]
