@@ -685,7 +685,6 @@ extern "C" __global__ void hcmp(const __half* a, const __half* b, __half* out, i
         _half_inputs,
         ("cmp",),
         fp16=True,
-        refused="setp on .f16 is not interpreted",
     ),
     Case(
         "half_fma_half2",
@@ -709,7 +708,6 @@ extern "C" __global__ void hfma(const __half2* a, const __half2* b, __half2* out
         },
         ("out",),
         fp16=True,
-        refused="f16x2 (half2) arithmetic is not interpreted",
     ),
     # ------------------------------------------------------------------------- .approx
     Case(
