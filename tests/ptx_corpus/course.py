@@ -22,6 +22,23 @@ REFUSED = {
     "cluster_sums": "thread-block clusters (barrier.cluster, mapa, ld.shared::cluster) are not interpreted: "
     "notebook 17 launches this kernel on a GPU only",
 }
+# Course kernels that take a launch of their own instead of one thread per element: name -> (grid, block, make).
+# Notebook 18's tile kernels: one warp per 16x16 tile of C (M x N) over K, small integers so every order of
+# summation gives the same float32 numbers (the GPU's tensor cores and the interpreter must agree exactly).
+
+
+def _tiles(rng, M=32, N=48, K=64):
+    return {
+        "a": rng.integers(-3, 4, M * K).astype(np.float16),
+        "b": rng.integers(-3, 4, K * N).astype(np.float16),
+        "c": rng.integers(-50, 51, M * N).astype(np.float32),
+        "M": np.int32(M),
+        "N": np.int32(N),
+        "K": np.int32(K),
+    }
+
+
+LAUNCHES = {"wmma_ab": ((3, 2), 32, _tiles), "wmma_gemm": ((3, 2), 32, _tiles)}
 _CTYPE = {
     "float": np.float32,
     "double": np.float64,
@@ -128,14 +145,22 @@ def source_cases():
                 raise ValueError(f"{where}: cannot read the parameters of {kernel}: add its types to course._CTYPE")
             one_block = kind == "reduction"  # the ReductionKernel stand-in: one block, partials combined
             arrays = tuple(n for n, ptr, _ in sig if ptr)  # inputs too: they must come back unchanged
+            grid, block, make = LAUNCHES.get(
+                kernel,
+                (
+                    1 if one_block else (N + BLOCK - 1) // BLOCK,
+                    reduction_threads(N) if one_block else BLOCK,
+                    _generic_make(sig),
+                ),
+            )
             case = Case(
                 f"course-{_label(where, unit)}-{kernel}",
                 "course",
                 unit,
                 kernel,
-                1 if one_block else (N + BLOCK - 1) // BLOCK,
-                reduction_threads(N) if one_block else BLOCK,
-                _generic_make(sig),
+                grid,
+                block,
+                make,
                 arrays,
                 origin=where,
                 note=f"{kind} source from {where}",
