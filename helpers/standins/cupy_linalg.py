@@ -87,9 +87,8 @@ def modelled(a, b) -> bool:
 
 
 def matmul(a, b, out=None):
-    """``cupy.matmul`` for 2-D float arrays of one type, with that type's compute type (see above)."""
-    from .cupy import _dev
-
+    """``cupy.matmul`` for 2-D float arrays of one type, with that type's compute type (see above), as a
+    NumPy array (cupy.py makes it a stand-in device array)."""
     if out is not None:
         raise LearnerValueError("cupy.matmul(a, b, out=...): CuPy does not support out here either; use c = a @ b.")
     for name, x in (("a", a), ("b", b)):
@@ -103,10 +102,10 @@ def matmul(a, b, out=None):
     if a.shape[1] != b.shape[0]:
         raise LearnerValueError(f"shapes {a.shape} and {b.shape} not aligned: a's columns must equal b's rows.")
     if a.dtype == np.float16:
-        return _dev((a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16))
+        return (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     if a.dtype == np.float32 and get_compute_type(np.float32) == COMPUTE_TYPE_TF32:
-        return _dev(round_to_tf32(a) @ round_to_tf32(b))
-    return _dev(a @ b)
+        return round_to_tf32(a) @ round_to_tf32(b)
+    return a @ b
 
 
 _routines_linalg = types.SimpleNamespace(
