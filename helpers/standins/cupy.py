@@ -57,7 +57,7 @@ class ndarray(np.ndarray):  # noqa: N801 - the name CuPy uses
 
     def __matmul__(self, other):  # a 2-D float product with CuPy's compute types (cupy_linalg.py)
         if cupy_linalg.modelled(self, other):
-            return cupy_linalg.matmul(self, other)
+            return _dev(cupy_linalg.matmul(self, other))
         return super().__matmul__(other)
 
     def get(self, stream=None, order="C", out=None):
@@ -112,7 +112,12 @@ float16, float32, float64, int32, int64, uint32, uint64 = (
     np.uint64,
 )
 newaxis = np.newaxis
-matmul, _core = cupy_linalg.matmul, cupy_linalg.core  # cuBLAS's product, its compute types modelled
+_core = cupy_linalg.core  # cuBLAS's compute types, modelled
+
+
+def matmul(a, b, out=None):
+    """cupy.matmul: cuBLAS's product with CuPy's compute types, modelled (cupy_linalg.py)."""
+    return _dev(cupy_linalg.matmul(a, b, out))
 
 
 def _random(size=None, dtype=float, out=None):
