@@ -201,6 +201,7 @@ def c_right(ex, answer, draws: int = 12) -> bool:
     """Is a CUDA C answer right on many more inputs than the check draws, with zeros and the ends of
     each input's range planted in every array (where a boundary mutant would differ), at two sizes?"""
     from ..exercises.cuda_run import grown, judge, run_on_cpu
+    from ..exercises.executor import LOCAL
     from ..exercises.libraries import _to_source
 
     src = _to_source(ex.kind, answer, ex)
@@ -211,7 +212,7 @@ def c_right(ex, answer, draws: int = 12) -> bool:
         for v in values.values():
             if isinstance(v, np.ndarray) and v.dtype.kind == "f":
                 v[::5], v[1::7], v[2::7] = 0, v.min(), v.max()
-        status, out = run_on_cpu(ex, src, values, "it")
+        status, out = run_on_cpu(ex, src, values, "it", LOCAL)
         if status != "ran" or judge(ex, values, out[0], "it") is not None:
             return False
     return True

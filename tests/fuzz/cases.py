@@ -23,6 +23,7 @@ from helpers import cuda_c, geometry, trace
 from helpers.problems import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb13, nb14, nb15
 from helpers.problems import nb16
 from helpers.problems import nb17
+from helpers.problems import nb18
 from helpers.problems import nb19
 
 
@@ -1633,6 +1634,9 @@ EXERCISES = {
     "nb17.warp_scan": ("42", KERNEL),
     "nb17.compact": ("'text'", KERNEL),
     "nb17.normalize": ("3.5", KERNEL),
+    "nb18.to_bf16": ("42", FUNCTION),
+    "nb18.wmma_gemm": ("42", CUDA_C + r", not int"),
+    "nb18.dot_fp32_acc": ("'text'", FUNCTION),
     "nb19.check_call": ("42", r"pass your function itself, e.g. check\(check_call\)"),
     "nb19.chunk_sums": ("'text'", KERNEL),
     "nb19.sticky_errors": ("3.5", FUNCTION),
