@@ -132,6 +132,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="docs/data", help="folder for tensor-gemm-<gpu>.json")
     p.add_argument("--size", type=int, default=8192)
     p.add_argument("--seed", type=int, default=20261128)
+    p.add_argument("--precisions", default="bf16,fp16", help="input formats of the course's kernel to time")
     a = p.parse_args(argv)
     from cuda.core import Device
 
@@ -170,6 +171,8 @@ def main(argv=None) -> int:
         recs.append(rec)
     del Bt32
     for precision, dtype in (("bf16", CUDA_R_16BF), ("fp16", CUDA_R_16F)):
+        if precision not in a.precisions.split(","):
+            continue
         A16, Bt16 = to_bits(cp, A32, precision), to_bits(cp, cp.ascontiguousarray(B32.T), precision)
         exact = (from_bits(cp, A16, precision).astype(cp.float64), from_bits(cp, Bt16, precision).T.astype(cp.float64))
         base = {"name": f"cuBLAS {precision}", "kernel": "cublas", "precision": precision}
