@@ -81,7 +81,9 @@ def measure(cp, np, size: int, warmup: int, reps: int, rounds: int) -> dict:
     a32, b32 = cp.asarray(a64.astype(np.float32)), cp.asarray(b64.astype(np.float32))
     h64 = (cp.asnumpy(a16).astype(np.float64), cp.asnumpy(b16).astype(np.float64))
     f64 = (cp.asnumpy(a32).astype(np.float64), cp.asnumpy(b32).astype(np.float64))
-    kernel = cp.RawKernel(WMMA_AB_SRC, "wmma_ab")
+    from helpers import cuda_c
+
+    kernel = cp.RawKernel(WMMA_AB_SRC, "wmma_ab", options=cuda_c.include_options())  # mma.h needs crt/mma.h too
     c = cp.zeros((size, size), cp.float32)
     n32 = np.int32(size)
 

@@ -131,9 +131,13 @@ def run_wmma_tile(src, values, block=32):
     one-warp blocks, C updated in place; (C after the launch, True: C is the whole output, no guard band)."""
     import cupy as cp
 
+    from .. import cuda_c
+
     a, b, c = (cp.asarray(values[k]) for k in ("a", "b", "c"))
     m, n, k = (int(values[x]) for x in ("M", "N", "K"))
-    fn = cp.RawKernel(src, values["kernel"])
+    # CuPy's NVRTC searches its own CUDA include folder, which may lack crt/mma.h (mma.h includes it): the course's
+    # header wheels go on the path as they do for cuda_c.compile
+    fn = cp.RawKernel(src, values["kernel"], options=cuda_c.include_options())
     fn((n // 16, m // 16), (block,), (a, b, c, np.int32(m), np.int32(n), np.int32(k)))
     cp.cuda.get_current_stream().synchronize()
     return cp.asnumpy(c), True

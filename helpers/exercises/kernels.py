@@ -171,6 +171,7 @@ def _run_cases(ex, kernel, rng, launch, compiling, executor) -> Graded:
     gpu = env.on_gpu()
     cases, metrics, verdict, elements, clobbered, wide = [], {}, None, 0, None, None
     for ci, (n, grid, block) in enumerate(plan):
+        traced_got = None
         call_args = [make(a, rng, n, grid) for a in ex.args]
         # The tracer is Python: ask the GPU compiler too. On a GPU a launch here compiles; the batch
         # grader's executor compiles with the judge's own server, whatever launches the kernel.
@@ -201,6 +202,7 @@ def _run_cases(ex, kernel, rng, launch, compiling, executor) -> Graded:
                 return _verdict_failure(*verdict)
             if not gpu:
                 call_args = traced_args
+            traced_got = [traced_args[p] for p in out_pos]
         if gpu:
             hits = executor.run_gpu(kernel, grid, block, call_args)
             if hits:
@@ -217,11 +219,14 @@ def _run_cases(ex, kernel, rng, launch, compiling, executor) -> Graded:
                     metrics,
                 )
         clobbered = clobbered or changed_input(ex, inputs, call_args)
+        got = [call_args[p] for p in out_pos]
         cases.append(
-            {"n": n, "grid": grid, "block": block, "inputs": inputs, "exp": exp, "got": [call_args[p] for p in out_pos]}
+            {"n": n, "grid": grid, "block": block, "inputs": inputs, "exp": exp, "got": got, "traced": traced_got}
         )
     src = source(kernel)
     numeric = numeric_problem(ex, cases, out_pos, src)
+    if gpu and numeric and ex.mistakes:
+        numeric = _named_by_trace(ex, cases, out_pos, src, numeric)
     if numeric and (stale := read_before_write(ex, kernel)):
         return Graded("failed", stale, numeric.picture, metrics)
     # Never-written elements point at the root cause (index or grid) better than the race or
@@ -238,6 +243,17 @@ def _run_cases(ex, kernel, rng, launch, compiling, executor) -> Graded:
     ns = ", ".join(str(c["n"]) for c in cases)
     extra = success_figure(metrics)
     return Graded("passed", f"correct for n = {ns}" + (f"; {extra}." if extra else "."), None, metrics)
+
+
+def _named_by_trace(ex, cases, out_pos, src, numeric):
+    """A GPU's wrong numbers named by the tracer: a known mistake (a CAS that never retries) gives one
+    pattern in the tracer's fixed lane order and another on every GPU run, so when the traced run of the same
+    launches matches a mistake, that mistake's sentence is the cause; otherwise the GPU's numbers speak."""
+    traced = [{**c, "got": c["traced"]} for c in cases if c["traced"] is not None]
+    named = numeric_problem(ex, traced, out_pos, src) if traced else None
+    if named and any(sentence in named.message for _, sentence in ex.mistakes):
+        return named
+    return numeric
 
 
 def _verdict_failure(verdict, t, metrics) -> Graded:

@@ -271,10 +271,10 @@ atomic_mul = KernelExercise(
     reference=_atomic_mul,
     launch=per_element(MUL_THREADS, fixed_by="the prompt gives blocks of MUL_THREADS threads"),
     mistakes=(
-        (  # the CPU tracer runs a block's lanes in step at the CAS, as a GPU's warps do: thread 0 wins
+        (  # the CPU tracer runs a block's lanes in step at the CAS: thread 0 wins (a GPU loses others' factors)
             lambda x: _product(x[::MUL_THREADS]),
-            "only one factor per block got in: a CAS fails when another thread changed prod[0] after your "
-            "guess, so loop until it succeeds, retrying with the value it returned.",
+            "factors were lost: a CAS fails when another thread changed prod[0] after your guess, so loop until "
+            "it succeeds, retrying with the value it returned.",
         ),
     ),
     hints=(

@@ -95,6 +95,16 @@ def test_interpreter_matches_gpu(case):
     assert not bad, f"{case.name} (tolerance {case.ulps} ulps, nan={case.nan!r}): {bad}; {_versions_note()}"
 
 
+def test_course_kernels_that_fault_by_design_are_caught_by_the_interpreter():
+    from ptx_corpus.course import FAULTS, source_cases
+
+    faulting = source_cases(faults=True)
+    assert {c.kernel for c in faulting} == set(FAULTS)
+    for case in faulting:
+        status, message, _ = run_interpreter(case, case.inputs())
+        assert status == "ran" and "out-of-bounds" in message, (case.name, status, message)
+
+
 # -- the corpus itself
 
 
@@ -155,7 +165,7 @@ def test_every_course_source_is_in_the_corpus():
     """A CUDA C source added to solutions/ (or to an exercise) is a case without editing the corpus."""
     from ptx_corpus import course
 
-    units = {c.source for c in CASES}
+    units = {c.source for c in CASES} | {c.source for c in course.source_cases(faults=True)}  # FAULTS: tested above
     found = course.found_sources()
     assert any(w.startswith("solutions/") for w, _, _ in found)
     missing = [w for w, _, unit in found if unit not in units]
