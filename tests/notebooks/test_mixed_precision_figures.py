@@ -1,6 +1,7 @@
-"""Notebook 18 quotes tensor-core figures only from bench/mixed_precision.py's record: while no
-docs/data/mixed-precision-<gpu>.json exists it says "no record yet" and gives no TFLOP/s figure; once one exists,
-the text must name its GPU (then this test asks for the record's numbers to be quoted)."""
+"""Notebook 18 quotes tensor-core figures only from records: bench/mixed_precision.py's (while no
+docs/data/mixed-precision-<gpu>.json exists it says "no record yet" and gives no figure of its own; once one exists,
+the text must name its GPU and quote its numbers) and bench/tensor_gemm.py's, whose paragraph quotes
+docs/data/tensor-gemm-h200.json exactly."""
 
 import json
 import re
@@ -20,7 +21,8 @@ def test_the_text_cites_the_record_or_says_there_is_none():
     text = _markdown()
     if not records:
         assert "no record yet" in text
-        assert not re.search(r"\d+(\.\d+)? TFLOP/s", text), "a TFLOP/s figure with no record behind it"
+        own = text.replace(_tensor_paragraph(text), "")
+        assert not re.search(r"\d+(\.\d+)? TFLOP/s", own), "a TFLOP/s figure with no record behind it"
         return
     assert "no record yet" not in text, "a record exists: quote it instead of saying there is none"
     for path in records:
@@ -29,3 +31,22 @@ def test_the_text_cites_the_record_or_says_there_is_none():
         for name, row in rec["rows"].items():
             if "tflops" in row:
                 assert f"{row['tflops']:.1f} TFLOP/s" in text or f"{row['tflops']:.0f} TFLOP/s" in text, name
+
+
+def _tensor_paragraph(text: str) -> str:
+    start = text.index("How far a tuned kernel gets: `bench/tensor_gemm.py`")
+    return text[start : text.index("\n\n", start) if "\n\n" in text[start:] else len(text)]
+
+
+def test_the_tuned_kernels_figures_are_the_tensor_gemm_record():
+    rec = json.loads((ROOT / "docs" / "data" / "tensor-gemm-h200.json").read_text())
+    para = re.sub(r"\s+", " ", _tensor_paragraph(_markdown()))
+    rows = {r["name"]: r for r in rec["rows"]}
+    best = max((r for r in rec["rows"] if r["kernel"] == "course" and r["status"] == "ok"), key=lambda r: r["tflops"])
+    assert f"an {rec['machine']['GPU'].split(' (')[0]}, M = N = K = {rec['size']}" in para
+    assert f"reached {best['tflops']:.0f} TFLOP/s with bf16 inputs, {100 * best['of_cublas']:.0f}% of cuBLAS's" in para
+    assert f"{rows['cuBLAS bf16']['tflops']:.0f} TFLOP/s at the same precision" in para
+    fp32, tf32 = rows["cuBLAS FP32 (TF32 off)"]["tflops"], rows["cuBLAS TF32"]["tflops"]
+    assert f"FP32 ran {fp32:.0f} TFLOP/s and with TF32 {tf32:.0f}" in para
+    for label, name in (("FP32", "cuBLAS FP32 (TF32 off)"), ("TF32", "cuBLAS TF32"), ("BF16", "cuBLAS bf16")):
+        assert f"{label} {rows[name]['error_vs_fp64_of_fp32_inputs']:.1e}" in para, label
