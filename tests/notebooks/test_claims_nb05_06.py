@@ -154,7 +154,7 @@ def test_constant_memory_holds_64_kib_as_the_assembler_says():
         _, prog = nvrtc.nvrtcCreateProgram(src.encode(), b"k.cu", 0, [], [])
         (result,) = nvrtc.nvrtcCompileProgram(prog, 1, [b"-arch=sm_90"])  # a real arch: ptxas runs
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        text = b" " * size
+        text = bytearray(size)  # NVRTC writes into it: never b" " * size (CPython's shared one-byte object)
         nvrtc.nvrtcGetProgramLog(prog, text)
         return result, text.decode(errors="replace")
 

@@ -31,7 +31,7 @@ def repeated_bytes(source: str, where: str) -> list[str]:
 def _code() -> list[tuple[str, str]]:
     out = [
         (str(p.relative_to(ROOT)), p.read_text())
-        for d in ("helpers", "bench", "tools")
+        for d in ("helpers", "bench", "tools", "tests")
         for p in (ROOT / d).rglob("*.py")
     ]
     for nb in sorted((ROOT / "solutions").glob("*.ipynb")) + sorted((ROOT / "notebooks").glob("*.ipynb")):
