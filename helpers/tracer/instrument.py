@@ -23,7 +23,7 @@ from .fakecuda import FakeNumba
 from .gpumath import FAKE_MATH, gpu_div
 from .lanes import lanes_max, lanes_min
 
-_WARP = frozenset(
+WARP_CALLS = frozenset(  # the calls where a warp's lanes meet (helpers.tracer.vector runs none of them as lanes)
     {
         "syncwarp",
         "shfl_sync",
@@ -88,7 +88,7 @@ class Instrumenter:
         for c in (*_code_objects(func.__code__), *_code_objects(code)):
             self.codes.add(c)
             names.update(c.co_names)
-        if any(n.startswith("syncthreads") for n in names) or names & _WARP or "this_grid" in names:
+        if any(n.startswith("syncthreads") for n in names) or names & WARP_CALLS or "this_grid" in names:
             self.uses_barrier = True
         if "this_grid" in names:
             self.uses_grid_sync = True

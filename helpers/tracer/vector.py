@@ -26,6 +26,7 @@ from ..accesses import READ
 from .arrays import TracedArray
 from .fakecuda import FakeCuda, FakeNumba
 from .gpumath import FakeMath, gpu_div
+from .instrument import WARP_CALLS
 from .lanes import Lanes, lanes_max, lanes_min, supported
 from .records import KIND_BITS, Dim3, VectorFallback
 
@@ -35,7 +36,7 @@ MAX_LANE_ACCESSES = 1 << 22  # lane accesses one run may log before it is left t
 MAX_BARRIERS = 4096  # barriers one run may pass (a uniform loop spinning on one is the per-thread path's to judge)
 GIVE_UP = 2  # single blocks that fell back before the launch stops trying...
 KEEP_GOING = 8  # ...unless at least this many blocks ran as lanes for each (the edge blocks of a 2-D grid)
-_REFUSED = frozenset(
+_REFUSED = WARP_CALLS | frozenset(
     {
         "atomic",
         "local",
@@ -44,18 +45,6 @@ _REFUSED = frozenset(
         "syncthreads_count",
         "syncthreads_and",
         "syncthreads_or",
-        "syncwarp",
-        "shfl_sync",
-        "shfl_up_sync",
-        "shfl_down_sync",
-        "shfl_xor_sync",
-        "all_sync",
-        "any_sync",
-        "eq_sync",
-        "ballot_sync",
-        "match_any_sync",
-        "match_all_sync",
-        "activemask",
         "lanemask_lt",
     }
 )
