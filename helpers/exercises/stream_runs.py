@@ -19,6 +19,8 @@ import dataclasses
 import numpy as np
 
 from .. import _wire, env
+from ..errors import LearnerError
+from ..ptx.records import _param_names, scalar_size_problem
 from .base import fmt
 from .streams import Op, StreamLog, recording
 
@@ -105,14 +107,32 @@ def pipeline_run(fn, kernel, x, k) -> dict:
 
 
 class Logged:
-    """The course's RawKernel, handed to the learner: each call's grid and block are logged, then it runs."""
+    """The course's RawKernel, handed to the learner: each call's grid and block are logged, then it runs.
+    ``signature`` (a GPU's): the kernel's parameter names and PTX parameters, against which NumPy scalars are
+    checked before the launch, as the CPU's runner checks them (a GPU would read the low bytes of an int64
+    for an int and get the right number by luck of byte order)."""
 
-    def __init__(self, kernel, name, log):
-        self._kernel, self.__name__, self._log = kernel, name, log
+    def __init__(self, kernel, name, log, signature=None):
+        self._kernel, self.__name__, self._log, self._signature = kernel, name, log, signature
 
     def __call__(self, grid, block, args, **kwargs):
         self._log.append([self.__name__, _dims(grid), _dims(block)])
+        if self._signature is not None and isinstance(args, (tuple, list)):
+            names, params = self._signature
+            for pos, (p, a) in enumerate(zip(params, args)):
+                name = names[pos] if pos < len(names) else f"arg{pos}"
+                if isinstance(a, np.generic) and (problem := scalar_size_problem(pos, name, p, a)):
+                    raise LearnerError(problem)
         return self._kernel(grid, block, args, **kwargs)
+
+
+def signature(source: str, name: str):
+    """(parameter names, PTX parameters) of the course's CUDA C kernel ``name``."""
+    from .. import cuda_c
+    from ..ptx.parser import parse
+
+    params = parse(cuda_c.compile(source).decode()).functions[name].params
+    return _param_names(source, name), params
 
 
 def _dims(d):
@@ -133,8 +153,11 @@ def capture_run(fn, sources: dict, x0, steps) -> dict:
 
         cupy_streams.reset()  # a capture an earlier wrong answer left open
     log = []
-    add_one = Logged(cp.RawKernel(sources["add_one"], "add_one"), "add_one", log)
-    twice = Logged(cp.RawKernel(sources["twice"], "twice"), "twice", log)
+    kernels = {}
+    for name in ("add_one", "twice"):
+        checked = signature(sources[name], name) if env.on_gpu() else None  # the CPU's runner checks its own
+        kernels[name] = Logged(cp.RawKernel(sources[name], name), name, log, checked)
+    add_one, twice = kernels["add_one"], kernels["twice"]
     x = cp.asarray(x0)
     try:
         graph = fn(add_one, twice, x, int(steps))

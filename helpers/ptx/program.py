@@ -14,7 +14,7 @@ import numpy as np
 from ..accesses import ArrayInfo
 from ..errors import KernelError, LearnerError, UnsupportedByTracer
 from ..limits import local_problem, shared_problem
-from . import atomics, halves, mma, warp
+from . import atomics, halves, mma, records, warp
 from . import machine as M
 from . import memory as mem
 from .alu import OPS
@@ -176,11 +176,8 @@ class Program:
     def _scalar(self, pos, name, p, a, scalars):
         t = DTYPES.get(p.type)
         if isinstance(a, np.generic):
-            if a.dtype.itemsize != p.size:
-                raise LearnerError(
-                    f"Argument {pos} ({name}) is {a.dtype.name} ({a.dtype.itemsize} bytes) but the kernel's parameter "
-                    f"is .{p.type} ({p.size} bytes): pass np.{t.name if t is not None else 'int32'}(...) instead."
-                )
+            if problem := records.scalar_size_problem(pos, name, p, a):
+                raise LearnerError(problem)
             return a.tobytes()
         if isinstance(a, (bool, int, float)):
             if scalars == "cast" and t is not None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .values import DTYPES
+
 
 @dataclass(frozen=True)
 class SourceRef:
@@ -87,6 +89,17 @@ def _shared_decl(source, var):
         d = consts.get(d, d)
         dims.append(int(d) if d.isdigit() else None)
     return (np.dtype(dt) if dt else None), dims, line
+
+
+def scalar_size_problem(pos, name, param, value) -> str | None:
+    """A NumPy scalar whose size is not its PTX parameter's (the kernel reads param.size bytes of it)."""
+    if value.dtype.itemsize == param.size:
+        return None
+    t = DTYPES.get(param.type)
+    return (
+        f"Argument {pos} ({name}) is {value.dtype.name} ({value.dtype.itemsize} bytes) but the kernel's parameter "
+        f"is .{param.type} ({param.size} bytes): pass np.{t.name if t is not None else 'int32'}(...) instead."
+    )
 
 
 def _param_names(source, kernel):

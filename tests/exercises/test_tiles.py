@@ -32,3 +32,43 @@ def test_an_answer_that_is_not_a_string_is_refused_in_one_sentence():
 def test_the_reference_passes_run_from_its_ptx():
     r = nb18.wmma_gemm.grade(nb18._WMMA_GEMM_SRC, seed=1)
     assert r.status == "passed" and "M = 32, N = 48, K = 64" in r.message and "K = 32784" in r.message
+
+
+class GarbageRegisters:
+    """A stand-in GPU for the tile kernel: the answer runs from its PTX on the interpreter, but an accumulator
+    never given a value holds garbage (as a GPU's registers do, different on every run) instead of zeros."""
+
+    def __init__(self):
+        from helpers.exercises.executor import LOCAL
+
+        self.compile_cuda, self.launched = LOCAL.compile_cuda, 0
+
+    def launch_cuda_c(self, runner, answer, values, block):
+        from helpers import ptx
+
+        self.launched += 1
+        M, N, K = (int(values[k]) for k in ("M", "N", "K"))
+        c = values["c"].copy()
+        args = (values["a"], values["b"], c, np.int32(M), np.int32(N), np.int32(K))
+        ptx.run(answer, values["kernel"], (N // 16, M // 16), 32, args, nvrtc=self.compile_cuda)
+        if "load_matrix_sync(acc" not in answer and "fill_fragment(acc" not in answer:
+            c += np.float32(1e30) * (np.arange(c.size).reshape(c.shape) % 3)  # what uninitialised registers held
+        return c, True
+
+
+def test_wrong_gpu_numbers_of_an_unset_accumulator_are_named_by_the_interpreter(monkeypatch):
+    from helpers import env
+
+    monkeypatch.setattr(env, "on_gpu", lambda: True)
+    unset = nb18._WMMA_GEMM_SRC.replace(next(x for x in nb18._WMMA_GEMM_SRC.splitlines() if "(acc, c_tile" in x), "")
+    gpu = GarbageRegisters()
+    got = nb18.wmma_gemm.grade(unset, seed=1, executor=gpu)
+    assert got.status == "failed" and "the accumulator must start from C" in got.message, got.line()
+    assert gpu.launched == 1
+    # a wrong answer the interpreter does not name keeps the GPU's own sentence: the first wrong element
+    short = nb18._WMMA_GEMM_SRC.replace("k < K; k += 16", "k < K - 16; k += 16")
+    got = nb18.wmma_gemm.grade(short, seed=1, executor=GarbageRegisters())
+    assert got.status == "failed" and got.message.startswith("C[") and "M = 128" not in got.message, got.line()
+    # right answers pass on the stand-in GPU, at the GPU's sizes
+    got = nb18.wmma_gemm.grade(nb18._WMMA_GEMM_SRC, seed=1, executor=GarbageRegisters())
+    assert got.status == "passed" and "on the GPU (6 x 8 blocks of one warp, M = 128" in got.message, got.line()
