@@ -24,6 +24,8 @@ from .libraries import CudaCExercise
 from .results import Graded
 
 TILE = 16
+OUTSIDE = "it reads or writes outside A, B or C: check each pointer's tile offset."
+WARP_MISUSE = "a warp instruction ran without the whole warp: "
 
 
 def max_steps(k: int) -> int:
@@ -76,6 +78,8 @@ class TileKernelExercise(CudaCExercise):
     def _grade(self, answer, rng, executor=LOCAL) -> Graded:
         if bad := self._compiled(answer, executor):
             return bad
+        if env.on_gpu() and (unsafe := self._preflight(answer, executor)):
+            return unsafe
         passed = []
         for values in self.make_inputs(rng, env.on_gpu()):
             graded = self._one(answer, values, executor)
@@ -94,6 +98,17 @@ class TileKernelExercise(CudaCExercise):
         if graded.status == "failed" and not self._named(graded):
             return self._second_opinion(answer, executor) or graded
         return graded
+
+    def _preflight(self, answer, executor) -> Graded | None:
+        """Before a GPU launch, the CPU-sized launches run on the interpreter: a kernel that never ends (a loop
+        counter that wraps, a step that does not advance) would hang the GPU and the check with it, and one that
+        strays outside A, B or C poisons the process's CUDA context; the interpreter stops the first (its step
+        limit raises, naming the line) and names the second. Their numbers are left to the GPU."""
+        for values in self.make_inputs(np.random.default_rng(0), False):
+            traced = self._interpreted(answer, values, executor)
+            if traced.message == OUTSIDE or traced.message.startswith(WARP_MISUSE):
+                return traced
+        return None
 
     def _named(self, graded) -> bool:
         return any(graded.message == sentence for _, sentence in self.mistakes)
@@ -134,9 +149,9 @@ class TileKernelExercise(CudaCExercise):
                 {"numbers_checked": False},
             )
         if r.out_of_bounds:
-            return Graded("failed", "it reads or writes outside A, B or C: check each pointer's tile offset.")
+            return Graded("failed", OUTSIDE)
         if r.warp_misuse:
-            return Graded("failed", f"a warp instruction ran without the whole warp: {r.warp_misuse[0]['why']}.")
+            return Graded("failed", f"{WARP_MISUSE}{r.warp_misuse[0]['why']}.")
         return self._judge(values, c, "on the CPU from its PTX", _launch(M, N, K))
 
     def _judge(self, values, got, where, launch) -> Graded:

@@ -29,7 +29,10 @@ def test_an_answer_that_is_not_a_string_is_refused_in_one_sentence():
     assert r.status == "failed" and "give the CUDA C as a string, not int" in r.message
 
 
-def test_the_reference_passes_run_from_its_ptx():
+def test_the_reference_passes_run_from_its_ptx(monkeypatch):
+    from helpers import env
+
+    monkeypatch.setattr(env, "on_gpu", lambda: False)  # the interpreter's run, in either mode
     r = nb18.wmma_gemm.grade(nb18._WMMA_GEMM_SRC, seed=1)
     assert r.status == "passed" and "M = 32, N = 48, K = 64" in r.message and "K = 32784" in r.message
 
@@ -72,3 +75,16 @@ def test_wrong_gpu_numbers_of_an_unset_accumulator_are_named_by_the_interpreter(
     # right answers pass on the stand-in GPU, at the GPU's sizes
     got = nb18.wmma_gemm.grade(nb18._WMMA_GEMM_SRC, seed=1, executor=GarbageRegisters())
     assert got.status == "passed" and "on the GPU (6 x 8 blocks of one warp, M = 128" in got.message, got.line()
+
+
+def test_a_kernel_that_never_ends_or_strays_is_stopped_by_the_interpreter_and_never_launched(monkeypatch):
+    from helpers import env
+    monkeypatch.setattr(env, "on_gpu", lambda: True)
+    gpu = GarbageRegisters()
+    endless = nb18._WMMA_GEMM_SRC.replace("k < K; k += 16", "k < K; k = 16")  # k never reaches K: a GPU hangs
+    got = nb18.wmma_gemm.grade(endless, seed=1, executor=gpu)
+    assert got.status == "error" and "stopped your kernel" in got.message and "line 13" in got.message, got.line()
+    strays = nb18._WMMA_GEMM_SRC.replace("a + tile_row * 16 * K + k, K", "a + tile_row * 17 * K + k, K")
+    got = nb18.wmma_gemm.grade(strays, seed=1, executor=gpu)
+    assert got.status == "failed" and "outside A, B or C" in got.message, got.line()
+    assert gpu.launched == 0
