@@ -79,6 +79,7 @@ def test_wrong_gpu_numbers_of_an_unset_accumulator_are_named_by_the_interpreter(
 
 def test_a_kernel_that_never_ends_or_strays_is_stopped_by_the_interpreter_and_never_launched(monkeypatch):
     from helpers import env
+
     monkeypatch.setattr(env, "on_gpu", lambda: True)
     gpu = GarbageRegisters()
     endless = nb18._WMMA_GEMM_SRC.replace("k < K; k += 16", "k < K; k = 16")  # k never reaches K: a GPU hangs
