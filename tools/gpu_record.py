@@ -34,6 +34,7 @@ class TestFile:
     passed: int
     failed: int
     skipped: int
+    failures: tuple = ()  # the failed cases' names: the record says which, not only how many
 
 
 def test_files(junit_path: str) -> list[TestFile]:
@@ -42,6 +43,7 @@ def test_files(junit_path: str) -> list[TestFile]:
     if not junit_path or not Path(junit_path).exists():
         return []
     counts: dict[str, list[int]] = {}
+    names: dict[str, list[str]] = {}
     for case in ET.parse(junit_path).getroot().iter("testcase"):
         path = case.get("file") or case.get("classname", "").replace(".", "/")
         if not path or path.endswith(".ipynb") or ".ipynb" in path:
@@ -49,7 +51,9 @@ def test_files(junit_path: str) -> list[TestFile]:
         row = counts.setdefault(path, [0, 0, 0])
         kinds = {child.tag for child in case}
         row[1 if kinds & {"failure", "error"} else 2 if "skipped" in kinds else 0] += 1
-    return [TestFile(p, *c) for p, c in sorted(counts.items())]
+        if kinds & {"failure", "error"}:
+            names.setdefault(path, []).append(case.get("name", "?"))
+    return [TestFile(p, *c, tuple(names.get(p, ()))) for p, c in sorted(counts.items())]
 
 
 def main(report_path: str, log_path: str, out_path: str, junit_path: str = "") -> int:
@@ -91,6 +95,8 @@ def main(report_path: str, log_path: str, out_path: str, junit_path: str = "") -
     if files:
         lines += ["", "| Test file | Passed | Failed | Skipped |", "|---|---:|---:|---:|"]
         lines += [f"| {f.path} | {f.passed} | {f.failed} | {f.skipped} |" for f in files]
+        if failures := [f"- `{f.path}::{name}`" for f in files for name in f.failures]:
+            lines += ["", "Failed tests:", *failures]
     if skipped:
         lines += ["", "Skipped GPU-only cells (must be none):", *[f"- {s}" for s in skipped]]
     Path(out_path).write_text("\n".join(lines) + "\n")

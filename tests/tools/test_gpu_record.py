@@ -56,6 +56,7 @@ def test_a_failed_test_fails_the_record(tmp_path):
     assert rc == 1
     assert "**Result:** FAILED" in text
     assert "| test_sample.py | 2 | 1 | 1 |" in text
+    assert "Failed tests:\n- `test_sample.py::test_four`" in text  # which one, not only how many
 
 
 def test_all_passing_gives_a_passed_record_with_the_table(tmp_path):
