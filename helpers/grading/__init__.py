@@ -6,14 +6,12 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
                    parsed (with ``ast``) from the PRISTINE notebooks in ``notebooks/``
 - ``submissions``  unpack a zip, discover one submission per student x notebook, read the cells
 - ``child``        the entry point of the fresh per-submission process: reads the job and starts
-                   the right runner below
+                   the runner below
 - ``cell_runner``  inside the child: the student's cells in one namespace, each under a timer,
                    the tamper check after each
-- ``snapshot_grader`` inside an unjudged child: snapshot the trusted objects, grade with the
-                   snapshot after each cell and at the end, stream signed results
-- ``judged_runner`` inside a judged child: hand each checked answer to the judge and answer its
+- ``judged_runner`` inside the child: hand each checked answer to the judge and answer its
                    requests; no exercise, reference or key in that process
-- ``judge``        the grader's side of a judged notebook: the exercises, references and seeds
+- ``judge``        the grader's side of every notebook: the exercises, references and seeds
                    stay here; the checks run on stand-ins for the student's answers
 - ``remote``       those stand-ins: the description the student's process gave at check(), and a
                    call that runs where the function lives
@@ -23,10 +21,10 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
                    operations (call, trace, launch, describe for the compiler, draw) run on plain inputs
 - ``workers``      the judge's own NVRTC and tracer processes per submission: what decides a grade
                    never comes from the student's process, and their code never runs in the grader
-- ``cells``        the child's tools for one cell: IPython syntax, timers, limits, signed lines, plain data
+- ``cells``        the child's tools for one cell: IPython syntax, timers, limits, plain data
 - ``execute``      the parent's side of one submission: the job, the child's environment, the
                    judge's workers, a second run that skips a crashing cell
-- ``process``      one child process: start, output caps, the watchdog on its phases, kill, Ctrl-C
+- ``process``      one child process: start, output caps, kill, Ctrl-C (the judge times its phases)
 - ``attempt``      what one run of the child left behind, and what went wrong, in words
 - ``sandbox``      each child in its own Linux namespaces (bubblewrap or unshare), or says why not
 - ``review``       static review: code a course notebook rarely needs, flagged for a human

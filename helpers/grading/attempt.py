@@ -1,6 +1,6 @@
 """What one run of a submission's child process left behind, and what went wrong, in words.
 
-``execute.py`` fills an ``Attempt`` while the child runs (its signed messages, exit status,
+``execute.py`` fills an ``Attempt`` while the child runs (its messages to the judge, exit status,
 the head and tail of its output); ``records.py`` turns it into the record of the submission.
 """
 

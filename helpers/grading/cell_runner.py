@@ -1,8 +1,7 @@
 """Runs INSIDE the child process: the student's code cells in order, in one namespace (a fresh
 ``__main__``), each under a timer; a failing cell is reported and the next one runs, as in
-Jupyter. After each cell the tamper check runs, then what the kind of child does with the
-answers checked so far (``snapshot_grader.py`` grades them, ``judged_runner.py`` hands them to
-the judge).
+Jupyter. After each cell the tamper check runs, then ``judged_runner.py`` hands the answers
+checked so far to the judge.
 """
 
 from __future__ import annotations

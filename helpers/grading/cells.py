@@ -1,5 +1,5 @@
 """How the grading child runs one student cell and reports on it: IPython syntax turned into
-plain Python, timers and resource limits, signed result lines, and answers turned into plain
+plain Python, timers and resource limits, and answers turned into plain
 data that cannot run code when the grader reads them.
 
 Used only inside the child process (``child.py`` and its runners); nothing here imports the course engine.
@@ -7,8 +7,6 @@ Used only inside the child process (``child.py`` and its runners); nothing here 
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import importlib
 import json
 import os
@@ -61,17 +59,6 @@ def limits(job):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
-
-
-def signer(path, key):
-    out = open(path, "ab", buffering=0)
-
-    def emit(obj):
-        line = json.dumps(obj, default=str, ensure_ascii=True)
-        mac = hmac.new(key, line.encode(), hashlib.sha256).hexdigest()
-        out.write(f"{mac} {line}\n".encode())
-
-    return emit
 
 
 def jsonable(metrics) -> dict:

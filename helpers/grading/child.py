@@ -1,16 +1,14 @@
-"""Runs INSIDE the fresh process that grades one submission (started by ``execute.py``).
+"""Runs INSIDE the fresh process that runs one submission (started by ``execute.py``).
 
 Order matters:
-1. read the job from stdin (cells, exercises, seeds, limits, the key that signs results), then
-   point stdin at /dev/null;
-2. import and SNAPSHOT the trusted objects before any student code exists: for an unjudged
-   notebook the engine, the exercise objects, NumPy and builtins, with the student's
-   ``.check``/``.hint``/``.solution`` neutralised (``snapshot_grader.py``); for a judged one the
-   stand-in exercise modules only, the exercises stay with the judge (``judged_runner.py``);
+1. read the job from stdin (cells, limits, what the student's process may know of each exercise),
+   then point stdin at /dev/null; the judge's requests follow the job on the same pipe;
+2. import the stand-in exercise modules before any student code exists: the exercises, their
+   references and seeds stay with the judge (``judged_runner.py``);
 3. run the code cells in order in one namespace, each under a timer (``cell_runner.py``);
-4. after each cell, grade what was checked with the snapshot (unjudged) or hand it to the judge
-   (judged), and stream every message as soon as it is known, so a later crash cannot erase it;
-   what was never checked is graded from the final namespace.
+4. after each cell, hand what was checked to the judge and stream every message as soon as it is
+   known, so a later crash cannot erase it; what was never checked is described from the final
+   namespace.
 """
 
 from __future__ import annotations
@@ -19,10 +17,9 @@ import json
 import os
 import sys
 
-from .cells import limits, signer
+from .cells import limits
 from .devices import describe as describe_device
 from .judged_runner import JudgedRunner
-from .snapshot_grader import SnapshotGrader
 
 
 def _channel_emitter(fd):
@@ -41,37 +38,22 @@ def _channel_emitter(fd):
 
 
 def main():
-    requests = os.fdopen(os.dup(0), "rb")  # judged: the judge's requests follow the job on this pipe
+    requests = os.fdopen(os.dup(0), "rb")
     job = json.loads(requests.readline().decode())
     fd = os.open(os.devnull, os.O_RDONLY)
     os.dup2(fd, 0)
     os.close(fd)
-    if job.get("judge"):
-        emit = _channel_emitter(int(job["channel_fd"]))
-        limits(job)
-        runner = JudgedRunner(job, emit, requests)
-        import faulthandler
-
-        faulthandler.enable()
-        runner.bootstrap()
-        emit(describe_device())
-        emit({"type": "ready"})
-        runner.run_cells([(c["index"], c["source"]) for c in job["cells"]])
-        runner.finish()
-        emit({"type": "done"})
-        _flush_and_exit()
-    requests.close()
-    emit = signer(job["results"], bytes.fromhex(job.pop("key")))
+    emit = _channel_emitter(int(job["channel_fd"]))
     limits(job)
+    runner = JudgedRunner(job, emit, requests)
     import faulthandler
 
     faulthandler.enable()  # a segfault prints where it happened into the captured output
-    runner = SnapshotGrader(job, emit)
     runner.bootstrap()
     emit(describe_device())  # which GPU this process sees (the summary says which GPU graded what)
     emit({"type": "ready"})
     runner.run_cells([(c["index"], c["source"]) for c in job["cells"]])
-    runner.grade_rest()
+    runner.finish()
     emit({"type": "done"})
     _flush_and_exit()
 

@@ -5,8 +5,8 @@ Containment: the child runs in its own session (``killpg`` reaches whatever it s
 a minimal environment (no instructor secrets), stdin from the job only, stdout+stderr into a
 pipe of which only the head and the tail are kept, a per-cell timer inside and a per-notebook
 wall clock outside (``process.py``); where the system offers namespaces, inside the sandbox of
-``sandbox.py`` (the working folder is bound at its own path, so the results file and pictures
-travel as they do without one). After a hard crash or a kill in cell N, the notebook is run once
+``sandbox.py`` (the working folder is bound at its own path, so pictures travel as they do
+without one). After a hard crash or a kill in cell N, the notebook is run once
 more without cell N, so one broken cell does not cost every later exercise.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -24,8 +23,8 @@ from typing import NamedTuple
 from . import process
 from .attempt import Attempt
 from .course import CourseNotebook
-from .process import check_stop, kill_group, watch
-from .records import collect, finish, output_text, read_results
+from .process import check_stop, kill_group
+from .records import collect, finish, output_text
 from .review import code_cells, review_flags
 from .submissions import Submission, read_cells
 
@@ -86,33 +85,15 @@ def child_env(settings: Settings, workdir: Path, gpu: str | None) -> dict:
     return env
 
 
-def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None, judge=None) -> Attempt:
+def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None, judge) -> Attempt:
     """One run of the notebook in a fresh process; never raises for anything the student did.
 
-    With ``judge`` (a ``(specs, exercises)`` pair) the child only runs code: it holds no exercise,
-    reference or key, and this process grades what it sends back (judge.py)."""
+    The child only runs code: it holds no exercise, reference or key, and this process grades what it
+    sends back with ``judge`` (a ``JudgePlan``; judge.py)."""
     check_stop()
     attempt = Attempt(skip=list(job["skip_cells"]))
     workdir.mkdir(parents=True, exist_ok=True)
-    if judge is not None:
-        return _run_judged(job, workdir, settings, gpu, judge, attempt)
-    results = workdir / "results.jsonl"
-    results.write_bytes(b"")
-    key = secrets.token_bytes(32)
-    payload = json.dumps({**job, "key": key.hex(), "results": str(results)}).encode() + b"\n"
-    proc, reader, started = _start(workdir, settings, gpu, attempt)
-    try:
-        proc.stdin.write(payload)
-        proc.stdin.close()
-    except OSError:
-        pass  # the child died at once; its exit status tells why
-    attempt.returncode, attempt.killed, attempt.stuck = watch(proc, results, key, settings, started)
-    kill_group(proc)
-    if attempt.returncode is None:
-        attempt.returncode = proc.wait()
-    process.finish(proc, reader, started, settings.sandbox, attempt)
-    attempt.lines, attempt.forged, attempt.flooded = read_results(results, key)
-    return attempt
+    return _run_judged(job, workdir, settings, gpu, judge, attempt)
 
 
 def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
@@ -195,23 +176,31 @@ def _start(workdir, settings, gpu, attempt, hide_problems=False, pass_fds=()):
     return process.start(workdir, env, settings.sandbox, attempt, hide_problems, pass_fds)
 
 
-def _judge_for(nb: CourseNotebook, specs: list):
-    """(specs, {id: exercise}) when every exercise of this notebook can be judged in this process,
-    the student's code only run in the child; else None (the child grades)."""
+def _judge_for(specs: list) -> tuple:
+    """(the JudgePlan of the exercises this process can load and judge, {id: row} for the rest): a course
+    module that cannot be imported, or names no such exercise, is the course's problem, said as such on
+    that exercise's row; the student's process never grades anything."""
     import importlib
 
+    from ..exercises import Exercise
     from .judge import judgeable
 
-    exercises = {}
+    exercises, problems = {}, {}
     for spec in specs:
+        module = f"helpers.problems.{spec['module']}"
         try:
-            ex = getattr(importlib.import_module(f"helpers.problems.{spec['module']}"), spec["name"], None)
-        except Exception:  # any failure: the child imports it too and reports the broken course module
-            return None
-        if ex is None:
-            return None
-        exercises[spec["id"]] = ex
-    return JudgePlan(specs, exercises, {}) if judgeable(list(exercises.values())) else None
+            ex = getattr(importlib.import_module(module), spec["name"], None)
+            why = f"helpers/problems/{spec['module']}.py has no exercise {spec['name']}"
+        except Exception as e:  # any failure is a course (instructor) problem, not the student's
+            ex, why = None, f"{module} cannot be imported ({type(e).__name__}: {str(e)[:200]})"
+        if isinstance(ex, Exercise) and not judgeable([ex]):
+            ex, why = None, f"{spec['id']} is of a kind the grader cannot judge from outside the student's process"
+        if isinstance(ex, Exercise):
+            exercises[spec["id"]] = ex
+        else:
+            message = f"not graded: {why} (a problem with the course, not with this notebook)."
+            problems[spec["id"]] = {"status": "not_graded", "message": message, "grader_problem": True, "run": 0}
+    return JudgePlan([s for s in specs if s["id"] in exercises], exercises, {}), problems
 
 
 class JudgePlan(NamedTuple):
@@ -224,8 +213,6 @@ class JudgePlan(NamedTuple):
 
 def _judge_excluding(judge, exclude):
     """The judge of a rerun: exercises that crashed or hung an earlier run are not asked again."""
-    if judge is None:
-        return None
     specs = [s for s in judge.specs if s["id"] not in exclude]
     return JudgePlan(specs, {k: v for k, v in judge.exercises.items() if k not in exclude}, judge.shown)
 
@@ -286,7 +273,9 @@ def grade_submission(
             for e in nb.exercises
         ],
     }
-    judge = _judge_for(nb, job["exercises"])
+    judge, course_problems = _judge_for(job["exercises"])
+    by_id.update(course_problems)
+    job["exercises"] = judge.specs
     skip, exclude, failure = [], [], None
     for run in range(1 + max(settings.retries, 0)):
         workdir = scratch / f"run{run}"

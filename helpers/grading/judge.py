@@ -3,9 +3,8 @@ here; the student's process only runs code on inputs it is given (``serve.py``).
 
 Protocol (one JSON line per message, values inside encoded by ``helpers._wire``):
 
-- child -> judge: ``ready``, ``device``, ``cell``, ``between``, ``cell_error``, ``done`` (as in
-  the results file of an unjudged run), ``idle`` after each cell with the checks it recorded,
-  ``end`` after the last cell, and ``reply`` to each request;
+- child -> judge: ``ready``, ``device``, ``cell``, ``between``, ``cell_error``, ``done``, ``idle``
+  after each cell with the checks it recorded, ``end`` after the last cell, and ``reply`` to each request;
 - judge -> child (on its stdin): ``continue`` after an ``idle``; requests ``call``, ``trace``,
   ``gpu``, ``compile``, ``show``, ``resolve``; ``quit`` after ``end``.
 
@@ -29,7 +28,7 @@ from .executor import JudgedExecutor
 
 MAX_LINE = 64 << 20  # one message: arrays of a few million elements travel in one
 MAX_TOTAL = 512 << 20  # everything one child may send
-MAX_NOISE = 64 << 20  # lines that are not messages (as the results file's cap in an unjudged run)
+MAX_NOISE = 64 << 20  # lines that are not messages: past this the channel counts as flooded
 GRACE = 3.0
 _EVENTS = {"ready", "device", "cell", "between", "cell_error", "done", "tamper"}
 NO_INPUTS = {"resolve", "show"}  # requests that carry nothing of a check's inputs

@@ -20,7 +20,7 @@ class JudgedRunner(CellRunner):
         self.requests = requests  # the judge's requests, on what was stdin
 
     def bootstrap(self):
-        import numpy  # noqa: F401 - imported before student code, as in the unjudged run
+        import numpy  # noqa: F401 - imported before student code: the student's cannot be a replaced one
 
         import helpers  # noqa: F401
         from helpers import env
@@ -37,7 +37,7 @@ class JudgedRunner(CellRunner):
         from .integrity import Integrity
 
         # Changes here cannot raise a grade (the judge compares outputs itself), but an attempt is
-        # still reported for the instructor, as in an unjudged run.
+        # still reported for the instructor.
         self.integrity = Integrity(stubs, gpu=self.on_gpu)
 
     def _record(self, ex_id, answer, options):

@@ -16,8 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from .records import HEAD_BYTES, MAX_RESULT_LINE, MAX_RESULTS_BYTES, TAIL_BYTES, open_regular
-from .records import verified as _verified
+from .records import HEAD_BYTES, TAIL_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 # -I ignores PYTHONPATH, so the child gets the grader's own import path explicitly: where the
@@ -118,56 +117,3 @@ def _pump(stream, attempt):
         while size - len(tail[0]) >= TAIL_BYTES:
             size -= len(tail.popleft())
     attempt.head, attempt.tail = bytes(head), b"".join(tail)[-TAIL_BYTES:]
-
-
-WATCH_CHUNK = 8 << 20  # bytes of the results file the watchdog reads per look
-GRACE = 3.0  # seconds on top of a phase's own timer before the watchdog kills
-
-
-def watch(proc, results: Path, key: bytes, settings, started: float):
-    """Wait for the child. Kill it when the notebook runs out of time, or when one phase (a cell,
-    one grade) outlives its own timer: code that ignores or swallows the timer is stopped here.
-    ``settings`` gives the timers (``execute.Settings``).
-    Returns (returncode, killed by the notebook timeout, message about a stuck phase)."""
-    # "between" is the grader's own work after a cell (closing figures, the tamper check): no
-    # student code runs there, but a loaded machine can be slow, so it gets a cell's time.
-    limits = {
-        "cell": settings.cell_timeout + GRACE,
-        "grading": 2 * settings.grade_timeout + GRACE,
-        "between": max(15.0, settings.cell_timeout) + GRACE,
-    }
-    offset, phase, since, partial = 0, None, time.monotonic(), b""
-    while True:
-        try:
-            return proc.wait(timeout=0.25), False, None
-        except subprocess.TimeoutExpired:
-            pass
-        now = time.monotonic()
-        if now - started > settings.timeout:
-            return None, True, None
-        chunk = b""
-        if offset <= MAX_RESULTS_BYTES:  # past the cap: only the notebook's wall clock still applies
-            try:
-                with open_regular(results) as f:
-                    f.seek(offset)
-                    chunk = f.read(WATCH_CHUNK)
-            except OSError:
-                pass
-        elif phase is not None:
-            phase = None  # a flooded results file: phases can no longer be followed, so no phase kill
-        if chunk:
-            offset += len(chunk)
-            lines = (partial + chunk).split(b"\n")
-            partial = lines.pop()
-            if len(partial) > MAX_RESULT_LINE:
-                partial = b""  # an endless line is no message of the child's
-            for line in lines:
-                msg = _verified(line, key)
-                if msg is not None:
-                    phase, since = msg, now
-        if phase is not None and phase.get("type") in limits and now - since > limits[phase["type"]]:
-            return (
-                None,
-                False,
-                "the code kept running after its time was up (it ignores or swallows the timer) and was stopped",
-            )

@@ -1,84 +1,14 @@
-"""Turning what a grading child reported (signed result lines, output, exit code) into the
+"""Turning what a grading child reported (its messages to the judge, output, exit code) into the
 record of one submission: per-exercise outcomes, skipped cells, and why anything was not graded.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
-import os
 import shutil
-import stat
 import time
 from pathlib import Path
 
 HEAD_BYTES, TAIL_BYTES = 4096, 12288  # of a child's output kept: its head and its tail
-# Caps on a child's results file (a student's code can write into it): bytes read, lines looked
-# at, the length of one line, signed messages kept. Past any of them the rest is not read.
-MAX_RESULTS_BYTES = 64 << 20
-MAX_RESULT_LINES = 200_000
-MAX_RESULT_LINE = 1 << 20
-MAX_MESSAGES = 10_000
-
-
-def verified(line: bytes, key: bytes):
-    mac, _, body = line.partition(b" ")
-    if body and hmac.compare_digest(mac.decode(errors="replace"), hmac.new(key, body, hashlib.sha256).hexdigest()):
-        try:
-            return json.loads(body)
-        except (ValueError, RecursionError):
-            return None
-    return None
-
-
-def open_regular(path: Path):
-    """Open the child's results file for reading, refusing a link, a pipe or a device the child
-    put in its place (a pipe would block the grader forever; a link could point anywhere)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(f"{path} is not a regular file")
-    return os.fdopen(fd, "rb")
-
-
-def read_results(path: Path, key: bytes) -> tuple[list, int, str | None]:
-    """The child's messages whose signature checks out, how many lines did not, and why reading
-    stopped early (None when the whole file was read). Memory stays bounded whatever the file holds."""
-    good, forged, read, lines = [], 0, 0, 0
-    try:
-        f = open_regular(path)
-    except OSError:
-        return [], 0, None
-    with f:
-        while True:
-            line = f.readline(MAX_RESULT_LINE + 1)
-            if not line:
-                return good, forged, None
-            read += len(line)
-            if len(line) > MAX_RESULT_LINE:  # an endless line: skip to its end in bounded steps
-                while read <= MAX_RESULTS_BYTES and line and not line.endswith(b"\n"):
-                    line = f.readline(1 << 20)
-                    read += len(line)
-                forged += 1
-            elif line.strip():
-                lines += 1
-                msg = verified(line.rstrip(b"\r\n"), key)
-                if msg is None:
-                    forged += 1
-                elif len(good) < MAX_MESSAGES:
-                    good.append(msg)
-                else:
-                    return good, forged, f"more than {MAX_MESSAGES:,} results"
-            if read > MAX_RESULTS_BYTES or lines > MAX_RESULT_LINES:
-                return (
-                    good,
-                    forged,
-                    (
-                        f"the results file grew past {MAX_RESULTS_BYTES >> 20} MB or {MAX_RESULT_LINES:,} lines "
-                        "(something wrote into it); the rest was not read"
-                    ),
-                )
 
 
 def collect(record, attempt, by_id, run, skip, first_line):
