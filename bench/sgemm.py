@@ -201,9 +201,10 @@ def _source(cfg: Config, guarded: bool) -> str:
 _CACHE: dict = {}
 
 
-def make_kernel(cfg: Config, guarded: bool, fastmath: bool = False):
-    """The @cuda.jit kernel for cfg (cached): guarded handles any size, unguarded needs multiples."""
-    key = (cfg, guarded, fastmath)
+def make_kernel(cfg: Config, guarded: bool, fastmath: bool = False, jit_options: tuple = ()):
+    """The @cuda.jit kernel for cfg (cached): guarded handles any size, unguarded needs multiples.
+    ``jit_options``: more of cuda.jit's keywords as (name, value) pairs, e.g. (("max_registers", 128),)."""
+    key = (cfg, guarded, fastmath, jit_options)
     if key not in _CACHE:
         why = cfg.problem()
         if why:
@@ -215,7 +216,7 @@ def make_kernel(cfg: Config, guarded: bool, fastmath: bool = False):
         fn = ns["kernel"]
         # ncu and error messages show this name (Numba mangles __qualname__ into the kernel's symbol)
         fn.__name__ = fn.__qualname__ = "sgemm_gen_" + ("g_" if guarded else "") + cfg.name().replace(" ", "_")
-        _CACHE[key] = cuda.jit(fn, fastmath=fastmath)
+        _CACHE[key] = cuda.jit(fn, fastmath=fastmath, **dict(jit_options))
     return _CACHE[key]
 
 

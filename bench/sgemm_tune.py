@@ -56,15 +56,16 @@ def attributes(kern, threads):
     }
 
 
-def measure(cfg_dict, size, seed, guarded=False):
-    """Compile (in parallel with other workers), then time alone on the GPU; returns a record."""
+def measure(cfg_dict, size, seed, guarded=False, jit_options=()):
+    """Compile (in parallel with other workers), then time alone on the GPU; returns a record.
+    ``jit_options``: cuda.jit keywords as (name, value) pairs (bench/sgemm_launch_bounds.py)."""
     from bench import sgemm
 
     cfg = sgemm.Config(**cfg_dict)
     rec = {"config": cfg_dict, "name": cfg.name(), "guarded": guarded}
     t0 = time.perf_counter()
     try:
-        kern = sgemm.make_kernel(cfg, guarded=guarded)
+        kern = sgemm.make_kernel(cfg, guarded=guarded, jit_options=tuple(jit_options))
         kern.compile(SIG)
         rec["compile_s"] = round(time.perf_counter() - t0, 1)
     except Exception as e:  # a config the compiler refuses is data, not a crash
