@@ -184,10 +184,25 @@ def test_numba_has_launch_bounds_like_cuda_c_and_max_registers(compiled):
     for folder in FOLDERS:
         section = _paragraph(_markdown(folder, "07"), "bench/sgemm_c.cu")
         assert "launch_bounds=(256, 2)" in section and "max_registers=" in section
-        assert "not been measured" in section  # no speed claim for what was never timed
+        _quotes_launch_bounds_record(_flat(section))
     ladder = _line((ROOT / "docs/sgemm-ladder.md").read_text(), "- **CUDA C (cuda.core):**")
-    assert "launch_bounds=(256, 2)" in ladder and "max_registers=" in ladder and "not been measured" in ladder
+    assert "launch_bounds=(256, 2)" in ladder and "max_registers=" in ladder
+    _quotes_launch_bounds_record(ladder)
     assert "launch_bounds=" in (ROOT / "bench/sgemm_c.py").read_text()
+
+
+def _quotes_launch_bounds_record(text: str) -> None:
+    """What launch_bounds= and max_registers= do to the ladder is said from bench/sgemm_launch_bounds.py's record:
+    its GPU, the tile, cuBLAS, and each variant's TFLOP/s (with the spills of those that spill)."""
+    rec = json.loads((ROOT / "docs/data/sgemm_launch_bounds.json").read_text())
+    assert "not been measured" not in text
+    assert rec["machine"]["GPU"] in text and rec["config"] in text
+    assert f"cuBLAS {rec['cublas']['tflops']:.1f} TFLOP/s" in text
+    for r in rec["variants"]:
+        label = "" if r["variant"] == "as in the ladder" else f"`{r['variant']}` "
+        assert r["status"] == "ok" and f"{r['tflops']:.1f}" in text, r["variant"]
+        if r["local_bytes"]:
+            assert f"{r['local_bytes']} B spilled" in text and label in text, r["variant"]
 
 
 # ============================================================== 3 and 8. figures from the benchmark records
