@@ -2,6 +2,7 @@
 simulator (kernelapi.py): thread coordinates, shared/local/const arrays, atomics, barriers.
 """
 
+import dataclasses
 import linecache
 import re
 import sys
@@ -55,6 +56,7 @@ class _FakeShared:
         self._rec = rec
         self._dynamic_bytes = dynamic_bytes
         self._block, self._static_bytes = None, 0  # the running block's shared dict, bytes allocated in it
+        self._dynamic_aids = {}  # element size -> the array id every dynamic shared array of that size shares
 
     def _allocate_static(self, shape, dtype):
         """Count a block's static shared bytes as they are allocated; refuse past the 48 KB a GPU allows."""
@@ -87,12 +89,30 @@ class _FakeShared:
             aid = rec.sites.get(site)
             if aid is None:
                 var = _assigned_name(f, "shared")
-                name = f"shared {var} (line {f.f_lineno})"
-                aid = rec.sites[site] = rec.add_array(
-                    ArrayInfo(name, "shared", data.shape, data.dtype, data.strides, None, f.f_lineno, var)
-                )
+                if shape == 0 or shape == (0,):
+                    aid = rec.sites[site] = self._dynamic_array(data, var, f.f_lineno)
+                else:
+                    name = f"shared {var} (line {f.f_lineno})"
+                    aid = rec.sites[site] = rec.add_array(
+                        ArrayInfo(name, "shared", data.shape, data.dtype, data.strides, None, f.f_lineno, var)
+                    )
             arr = rec.block_shared[site] = TracedArray(data, aid, rec)
         return arr
+
+    def _dynamic_array(self, data, var, line):
+        """The array id of a dynamic shared array. Every ``cuda.shared.array(0, ...)`` of a kernel starts at the
+        same address, so a second one of the same element size is the first one's memory under another name:
+        it gets the first one's id, so that a write through one and a read through the other race as one
+        array's would (their values already alias: both view the launch's one buffer)."""
+        rec = self._rec
+        aid = self._dynamic_aids.get(data.dtype.itemsize)
+        if aid is not None:
+            info = rec.arrays[aid]
+            rec.arrays[aid] = dataclasses.replace(info, name=f"{info.name[:-1]}; also {var}, line {line})")
+            return aid
+        info = ArrayInfo(f"shared {var} (line {line})", "shared", data.shape, data.dtype, data.strides, None, line, var)
+        aid = self._dynamic_aids[data.dtype.itemsize] = rec.add_array(info)
+        return aid
 
 
 class _FakeLocal:

@@ -134,3 +134,22 @@ def test_dynamic_shared_memory_is_sized_by_the_launch():
     assert t.verdicts == [] and out.tolist() == np.r_[x[15::-1], x[:15:-1]].tolist()
     t = trace(dyn_reverse, 2, 16, x, np.zeros_like(x))  # no bytes given: an empty array
     assert [v.kind for v in t.verdicts] == ["out_of_bounds"] and "shape (0,)" in t.verdicts[0].message
+
+
+@cuda.jit
+def two_dynamic_views(x, out):
+    a = cuda.shared.array(0, numba.float32)
+    b = cuda.shared.array(0, numba.float32)  # the same memory as a: every dynamic shared array starts at one address
+    t = cuda.threadIdx.x
+    a[t] = x[t]
+    out[t] = b[(t + 1) % cuda.blockDim.x]  # another thread's element of a, with no barrier between
+
+
+def test_two_dynamic_shared_arrays_are_one_memory_and_race_as_one():
+    x = np.arange(1, 17, dtype=np.float32)
+    out = np.zeros_like(x)
+    t = trace(two_dynamic_views[1, 16, 0, 16 * 4], x, out, outputs=("out",))
+    races = [v for v in t.verdicts if v.kind == "race"]
+    assert races, t.verdicts
+    assert "wrote it at line" in races[0].message and "`out[t] = b[" in races[0].message, races[0].message
+    assert out[15] == x[0]  # b[0] is a[0]: the values alias as on a GPU (thread 0 wrote it before thread 15 read)
