@@ -75,11 +75,12 @@ def grid_problem(grid) -> str | None:
 MAX_CONST_BYTES = 64 * 1024  # per module; NVRTC for sm_90 (ptxas) refuses 0x10004 bytes: "0x10000 max"
 
 
-def const_problem(nbytes) -> str | None:
-    """One sentence if a kernel's constant arrays (``nbytes`` in all) exceed the 64 KiB of constant memory."""
+def const_problem(nbytes, what: str = "its cuda.const.array_like tables") -> str | None:
+    """One sentence if a kernel's constant arrays (``nbytes`` in all) exceed the 64 KiB of constant memory.
+    ``what``: the arrays, as the sentence names them (Numba bakes global NumPy arrays in as constants too)."""
     if nbytes > MAX_CONST_BYTES:
         return (
-            f"its cuda.const.array_like tables take {nbytes:,} bytes, more than the 64 KiB ({MAX_CONST_BYTES:,} "
+            f"{what} take {nbytes:,} bytes, more than the 64 KiB ({MAX_CONST_BYTES:,} "
             "bytes) of constant memory a GPU has, so the GPU's assembler refuses it (ptxas error: File uses too "
             f"much global constant data ({nbytes:#x} bytes, {MAX_CONST_BYTES:#x} max)): keep a large table in "
             "global memory, passed in as an argument."

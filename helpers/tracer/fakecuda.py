@@ -100,10 +100,8 @@ class _FakeShared:
         return arr
 
     def _dynamic_array(self, data, var, line):
-        """The array id of a dynamic shared array. Every ``cuda.shared.array(0, ...)`` of a kernel starts at the
-        same address, so a second one of the same element size is the first one's memory under another name:
-        it gets the first one's id, so that a write through one and a read through the other race as one
-        array's would (their values already alias: both view the launch's one buffer)."""
+        """The array id of a dynamic shared array: every ``cuda.shared.array(0, ...)`` starts at one address, so
+        one of an element size already seen gets that array's id (writes through one race reads through another)."""
         rec = self._rec
         aid = self._dynamic_aids.get(data.dtype.itemsize)
         if aid is not None:
@@ -145,6 +143,7 @@ class _FakeConst:
     def __init__(self, rec):
         self._rec = rec
         self._tables = {}  # site -> the table's copy: made once, as a GPU bakes it into the kernel
+        self._baked = {}  # name -> a global NumPy array the kernel reads (its proxy): Numba makes it a constant too
 
     def array_like(self, ary):
         """Constant memory: read-only (a write is an error), bounds-checked, recorded (Trace.const_reads
@@ -154,8 +153,9 @@ class _FakeConst:
         site = ("const", f.f_code, f.f_lineno)
         data = self._tables.get(site)
         if data is None:
+            self._baked = {n: pb for n, pb in self._baked.items() if pb[0] is not ary}  # baked once, as this table
             data = np.array(ary, copy=True)
-            problem = const_problem(sum(t.nbytes for t in self._tables.values()) + data.nbytes)
+            problem = self._over(data.nbytes)
             if problem:
                 raise LearnerError(problem[0].upper() + problem[1:])
             self._tables[site] = data
@@ -167,6 +167,19 @@ class _FakeConst:
                 ArrayInfo(name, "const", data.shape, data.dtype, data.strides, None, f.f_lineno, var)
             )
         return TracedArray(data, aid, rec, readonly=True)
+
+    def bake(self, name: str, proxy, nbytes: int) -> None:
+        """A global array the kernel reads: Numba bakes it into constant memory (``.const _cudapy_cmem``)."""
+        self._baked[name] = (proxy, nbytes)
+        if problem := self._over(0):
+            raise LearnerError(problem[0].upper() + problem[1:])
+
+    def _over(self, more: int) -> str | None:
+        tables, baked = sum(t.nbytes for t in self._tables.values()) + more, sum(b for _, b in self._baked.values())
+        parts = ["its cuda.const.array_like tables"] * bool(tables) + [
+            f"the global arrays it reads ({', '.join(self._baked)}), which Numba compiles into constant memory,"
+        ] * bool(baked)
+        return const_problem(tables + baked, " and ".join(parts))
 
 
 class _FakeAtomic:

@@ -125,6 +125,7 @@ class Instrumenter:
             rec = self.fake_cuda._rec
             aid = rec.add_array(ArrayInfo(name, "global", value.shape, value.dtype, value.strides, None))
             proxy = self.captured[id(value)] = TracedArray(value, aid, rec, readonly=True)
+            self.fake_cuda.const.bake(name, proxy, value.nbytes)
         return proxy
 
 

@@ -153,3 +153,39 @@ def test_two_dynamic_shared_arrays_are_one_memory_and_race_as_one():
     assert races, t.verdicts
     assert "wrote it at line" in races[0].message and "`out[t] = b[" in races[0].message, races[0].message
     assert out[15] == x[0]  # b[0] is a[0]: the values alias as on a GPU (thread 0 wrote it before thread 15 read)
+
+
+BIG_TABLE = np.arange(20_000, dtype=np.float32)  # 80,000 bytes: Numba compiles it into constant memory
+SMALL_TABLE = np.arange(4, dtype=np.float32)
+
+
+@cuda.jit
+def reads_a_big_global(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = BIG_TABLE[i]
+
+
+@cuda.jit
+def full_table_and_small_global(out):
+    c = cuda.const.array_like(FULL)  # 64 KiB: fits alone (full_table), not with SMALL_TABLE's 16 bytes
+    out[0] = c[cuda.threadIdx.x] + SMALL_TABLE[cuda.threadIdx.x % 4]
+
+
+@cuda.jit
+def small_global(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = SMALL_TABLE[i % 4] + TABLE[i % 16]
+
+
+def test_global_arrays_count_against_constant_memory_as_numba_compiles_them():
+    """Numba's PTX (compile_ptx, sm_90) holds `.const .b8 _cudapy_cmem[80000]` for reads_a_big_global and
+    `_cudapy_cmem[65536]` plus `_cudapy_cmem_$_1[16]` for full_table_and_small_global: ptxas refuses both."""
+    with pytest.raises(LearnerError, match=r"global arrays it reads \(BIG_TABLE\).*80,000 bytes.*64 KiB"):
+        trace(reads_a_big_global, 1, 32, np.zeros(32, np.float32))
+    with pytest.raises(LearnerError, match=r"global arrays it reads \(.*SMALL_TABLE.*\).*65,552 bytes"):
+        trace(full_table_and_small_global, 1, 32, np.zeros(1, np.float32))
+    out = np.zeros(32, np.float32)
+    t = trace(small_global, 1, 32, out, outputs=("out",))  # small globals are fine
+    assert t.verdicts == [] and out[5] == SMALL_TABLE[1] + TABLE[5]
