@@ -11,6 +11,7 @@ A pipeline of small steps, each in its own module (docs/grading.md has the whole
                    the tamper check after each
 - ``judged_runner`` inside the child: hand each checked answer to the judge and answer its
                    requests; no exercise, reference or key in that process
+- ``undrawn``      inside the child: the notebook's own pictures are not drawn (nobody reads them)
 - ``judge``        the grader's side of every notebook: the exercises, references and seeds
                    stay here; the checks run on stand-ins for the student's answers
 - ``remote``       those stand-ins: the description the student's process gave at check(), and a

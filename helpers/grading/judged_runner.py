@@ -32,6 +32,9 @@ class JudgedRunner(CellRunner):
             for name, ex in (spec.get("exercises") or {}).items():
                 self.wants[f"{module}.{name}"] = str(ex.get("want") or "function")
         stubs = install_stubs(self.job.get("public") or {}, self._record)
+        from .undrawn import install as undrawn
+
+        undrawn()  # the notebook's own pictures: nobody reads them here
         self.on_gpu = env.on_gpu()
         self.server = Server(self.on_gpu)
         from .integrity import Integrity

@@ -301,12 +301,16 @@ def trace_reply(t, args, tid) -> dict:
 
 
 def picture(t, block: int) -> dict:
-    """The tracer's picture of one block as PNG bytes (None without a trace or a picture)."""
-    fig = t.show(block=block) if t is not None else None
-    if fig is None:
-        return {"png": None}
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+    """The tracer's picture of one block as PNG bytes (None without a trace or a picture), drawn with the
+    real drawing functions (undrawn.py: the student's own pictures are not drawn while grading)."""
+    from .undrawn import drawing
+
+    with drawing():
+        fig = t.show(block=block) if t is not None else None
+        if fig is None:
+            return {"png": None}
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
     return {"png": buf.getvalue()}
 
 
