@@ -35,7 +35,8 @@ else
   ENV_DEP := env
 endif
 
-NOTEBOOK_TESTS := --nbval --nbval-kernel-name python3 --nbval-cell-timeout 600 -p no:cacheprovider
+NOTEBOOK_TESTS := --nbval --nbval-kernel-name python3 --nbval-cell-timeout 600 --nbval-kernel-startup-timeout 600 \
+  -p no:cacheprovider
 XDIST := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
 .PHONY: help env lab lint test test-busy test-fast test-gpu notebooks lock pycuda bench grade clean browser-deps test-browser test-slurm screenshots mutation-report

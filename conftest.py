@@ -97,11 +97,16 @@ def _end_to_end(item) -> bool:
     return any(d.scope in ("module", "package", "session") and d.baseid for ds in defs.values() for d in ds)
 
 
+NBVAL_OUTPUT_TIMEOUT = 120  # seconds nbval waits for a cell's outputs after its reply (nbval's own: 5)
+
+
 @pytest.hookimpl(tryfirst=True)  # before the mark plugin deselects by -m
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _end_to_end(item):
             item.add_marker(pytest.mark.slow)
+        if hasattr(item, "output_timeout"):  # an nbval cell: on a busy machine its outputs can come late
+            item.output_timeout = max(item.output_timeout, NBVAL_OUTPUT_TIMEOUT)
 
 
 def pytest_configure(config):
