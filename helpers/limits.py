@@ -131,11 +131,23 @@ def trace_size_problem(total_threads) -> str | None:
     return None
 
 
-def launch_limits(griddim, blockdim) -> None:
+def dynamic_shared_problem(nbytes) -> str | None:
+    """One sentence if a Numba launch asks for more dynamic shared memory than a block gets without opting in."""
+    if nbytes > MAX_STATIC_SHARED_BYTES:
+        return (
+            f"the launch asks for {nbytes:,} bytes of dynamic shared memory (its fourth number), more than the 48 KB "
+            f"({MAX_STATIC_SHARED_BYTES:,} bytes) a block gets unless the kernel opts in to more, which Numba does not "
+            "do (numba-cuda issue 94), so a GPU refuses the launch (CUDA_ERROR_INVALID_VALUE): use a smaller tile."
+        )
+    return None
+
+
+def launch_limits(griddim, blockdim, dynamic_shared: int = 0) -> None:
     """A LearnerError for a launch a GPU refuses, or one too big to trace; nothing runs before this.
 
-    ``griddim`` and ``blockdim`` are 3 ints each (``launch_dims``); both CPU interpreters call it."""
-    problem = block_problem(blockdim) or grid_problem(griddim)
+    ``griddim`` and ``blockdim`` are 3 ints each (``launch_dims``); both CPU interpreters call it.
+    ``dynamic_shared``: a Numba launch's bytes of dynamic shared memory."""
+    problem = block_problem(blockdim) or grid_problem(griddim) or dynamic_shared_problem(dynamic_shared)
     if problem is None:
         nthreads = griddim[0] * griddim[1] * griddim[2] * blockdim[0] * blockdim[1] * blockdim[2]
         problem = trace_size_problem(nthreads)

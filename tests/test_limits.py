@@ -109,6 +109,20 @@ def test_static_shared_memory_is_48_kb_per_block():
     trace(legal_shared, 2, 32, x)  # 48 KB in each of two blocks is fine: the limit is per block
 
 
+@cuda.jit
+def dynamic_tile(x):
+    tile = cuda.shared.array(0, numba.float32)
+    tile[cuda.threadIdx.x] = x[cuda.threadIdx.x]
+
+
+def test_dynamic_shared_memory_past_48_kb_is_refused_at_the_launch():
+    """numba-cuda 0.30 never sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (numba-cuda issue 94), so the
+    driver refuses more than 48 KB of dynamic shared memory; tests/gpu/test_refused_on_gpu.py checks it on a GPU."""
+    trace(dynamic_tile[1, 32, 0, 48 * 1024], x)  # the limit itself launches
+    with pytest.raises(LearnerError, match=r"asks for 49,156 bytes of dynamic shared memory.*Numba does not"):
+        trace(dynamic_tile[1, 32, 0, 48 * 1024 + 4], x)
+
+
 @pytest.mark.parametrize("kernel", [returns_value, returns_value_syncs])
 def test_a_kernel_cannot_return_a_value(kernel):
     with pytest.raises(LearnerError, match="a kernel cannot return a value: write the result into an output array"):

@@ -397,7 +397,7 @@ def trace(kernel, *args, outputs=(), sharedmem=None, max_accesses=None, watchdog
         if isinstance(sharedmem, bool) or not isinstance(sharedmem, numbers.Integral) or sharedmem < 0:
             raise LearnerError(f"sharedmem is a number of bytes such as sharedmem=4096, not {shown(sharedmem)}.")
         dyn = int(sharedmem)
-    launch_limits(griddim, blockdim)
+    launch_limits(griddim, blockdim, dyn)
     params = list(inspect.signature(func).parameters)
     if len(kargs) != len(params):
         raise LearnerError(

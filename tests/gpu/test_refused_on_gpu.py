@@ -95,3 +95,23 @@ def test_static_shared_memory_of_4_mb_is_refused():
     with pytest.raises(Exception):
         big_tile[1, 32](x, np.zeros_like(x))
         cuda.synchronize()
+
+
+def test_dynamic_shared_memory_past_48_kb_is_refused():
+    """numba-cuda does not opt in to more dynamic shared memory (numba-cuda issue 94): 48 KB launches, one word
+    more is refused, as helpers/limits.py's dynamic_shared_problem says in CPU mode."""
+
+    @cuda.jit
+    def dynamic_tile(x, out):
+        tile = cuda.shared.array(0, numba.float32)
+        i = cuda.threadIdx.x
+        tile[i] = x[i]
+        cuda.syncthreads()
+        out[i] = tile[i]
+
+    x = np.ones(32, np.float32)
+    dynamic_tile[1, 32, 0, 48 * 1024](x, np.zeros_like(x))
+    cuda.synchronize()
+    with pytest.raises(Exception):
+        dynamic_tile[1, 32, 0, 48 * 1024 + 4](x, np.zeros_like(x))
+        cuda.synchronize()
