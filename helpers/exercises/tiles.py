@@ -78,51 +78,50 @@ class TileKernelExercise(CudaCExercise):
     def _grade(self, answer, rng, executor=LOCAL) -> Graded:
         if bad := self._compiled(answer, executor):
             return bad
-        if env.on_gpu() and (unsafe := self._preflight(answer, executor)):
-            return unsafe
+        traced = self._preflight(answer, executor) if env.on_gpu() else []
+        if traced and traced[-1].status == "failed" and self._unsafe(traced[-1]):
+            return traced[-1]
         passed = []
         for values in self.make_inputs(rng, env.on_gpu()):
-            graded = self._one(answer, values, executor)
+            graded = self._one(answer, values, executor, traced)
             if graded.status != "passed":
                 return graded
             passed.append(graded.message)
         return Graded("passed", f"C = A B + C is right for every tile, run {'; '.join(passed)}.", None, {})
 
-    def _one(self, answer, values, executor) -> Graded:
-        """One launch on `values`: "passed" (its message says where it ran) or the failing Graded."""
+    def _one(self, answer, values, executor, traced=()) -> Graded:
+        """One launch on `values`: "passed" (its message says where it ran) or the failing Graded. On a GPU,
+        ``traced``: the interpreter's runs of the CPU-sized launches (``_preflight``)."""
         if not env.on_gpu():
             return self._interpreted(answer, values, executor)
         M, N, K = (int(values[k]) for k in ("M", "N", "K"))
         got, _ = executor.launch_cuda_c(run_wmma_tile, answer, {**values, "kernel": self.kernel}, 32)
         graded = self._judge(values, np.asarray(got), "on the GPU", _launch(M, N, K))
         if graded.status == "failed" and not self._named(graded):
-            return self._second_opinion(answer, executor) or graded
+            # A GPU's wrong numbers named by the interpreter: an accumulator never given a value holds whatever
+            # its registers hold on a GPU (different on every run, sometimes zero), zero in the interpreter,
+            # whose run then matches that mistake's output.
+            return next((t for t in traced if t.status == "failed" and self._named(t)), graded)
         return graded
 
-    def _preflight(self, answer, executor) -> Graded | None:
-        """Before a GPU launch, the CPU-sized launches run on the interpreter: a kernel that never ends (a loop
-        counter that wraps, a step that does not advance) would hang the GPU and the check with it, and one that
-        strays outside A, B or C poisons the process's CUDA context; the interpreter stops the first (its step
-        limit raises, naming the line) and names the second. Their numbers are left to the GPU."""
+    def _preflight(self, answer, executor) -> list:
+        """Before a GPU launch, the CPU-sized launches run on the interpreter, up to the first that fails: a
+        kernel that never ends (a loop counter that wraps, a step that does not advance) would hang the GPU
+        and the check with it, and one that strays outside A, B or C poisons the process's CUDA context; the
+        interpreter stops the first (its step limit raises, naming the line) and names the second."""
+        traced = []
         for values in self.make_inputs(np.random.default_rng(0), False):
-            traced = self._interpreted(answer, values, executor)
-            if traced.message == OUTSIDE or traced.message.startswith(WARP_MISUSE):
-                return traced
-        return None
+            traced.append(self._interpreted(answer, values, executor))
+            if traced[-1].status != "passed":
+                break
+        return traced
+
+    @staticmethod
+    def _unsafe(graded) -> bool:
+        return graded.message == OUTSIDE or graded.message.startswith(WARP_MISUSE)
 
     def _named(self, graded) -> bool:
         return any(graded.message == sentence for _, sentence in self.mistakes)
-
-    def _second_opinion(self, answer, executor) -> Graded | None:
-        """A GPU's wrong numbers named by the interpreter: a mistake such as an accumulator never given a
-        value reads whatever its registers hold on a GPU (different on every run, sometimes zero), but zero
-        in the interpreter, whose run of the CPU-sized launch then matches that mistake's output."""
-        rng = np.random.default_rng(0)
-        for values in self.make_inputs(rng, False)[:1]:
-            traced = self._interpreted(answer, values, executor)
-            if traced.status == "failed" and self._named(traced):
-                return traced
-        return None
 
     def _interpreted(self, answer, values, executor) -> Graded:
         """One launch on `values` from the answer's PTX on the interpreter (CPU mode's run)."""
