@@ -90,15 +90,11 @@ def run_child(job: dict, workdir: Path, settings: Settings, gpu: str | None, jud
 
     The child only runs code: it holds no exercise, reference or key, and this process grades what it
     sends back with ``judge`` (a ``JudgePlan``; judge.py)."""
+    from .judge import Channel, ChildGone, Judge, public_spec
+
     check_stop()
     attempt = Attempt(skip=list(job["skip_cells"]))
     workdir.mkdir(parents=True, exist_ok=True)
-    return _run_judged(job, workdir, settings, gpu, judge, attempt)
-
-
-def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
-    from .judge import Channel, ChildGone, Judge, public_spec
-
     specs, exercises, shown = judge
     read_fd, write_fd = os.pipe()
     try:
@@ -113,7 +109,7 @@ def _run_judged(job, workdir, settings, gpu, judge, attempt) -> Attempt:
     # The child learns which exercises exist and the constants notebooks use; not the answers'
     # expressions, the seeds or anything of an exercise beyond its prompt.
     modules = sorted({s["module"] for s in job["exercises"]})
-    child_job = {**job, "judge": True, "channel_fd": write_fd, "public": public_spec(modules), "exercises": []}
+    child_job = {**job, "channel_fd": write_fd, "public": public_spec(modules), "exercises": []}
     try:
         channel.send(json.loads(json.dumps(child_job)))
         Judge(specs, exercises, channel, job.get("pictures"), shown).converse(attempt.lines, settings.cell_timeout)
