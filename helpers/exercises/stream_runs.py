@@ -15,6 +15,7 @@ The course's kernels travel as source (the worker cannot read helpers/problems):
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -126,8 +127,10 @@ class Logged:
         return self._kernel(grid, block, args, **kwargs)
 
 
+@functools.lru_cache(maxsize=8)
 def signature(source: str, name: str):
-    """(parameter names, PTX parameters) of the course's CUDA C kernel ``name``."""
+    """(parameter names, PTX parameters) of the course's CUDA C kernel ``name``: compiled once per process,
+    not at every capture the check runs."""
     from .. import cuda_c
     from ..ptx.parser import parse
 
