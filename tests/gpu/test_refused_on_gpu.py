@@ -78,19 +78,24 @@ def test_grid_y_past_the_limit_is_refused():
         cuda.synchronize()
 
 
-def test_static_shared_memory_of_4_mb_is_refused():
-    """The size the issue reported (a 4 MB tile). The course refuses anything past 48 KB, the limit every
-    GPU has; from Numba an H100 also runs 49-100 KB static tiles (helpers/limits.py), as the sentence says."""
-    words = (4 << 20) // 4
+def _tile_copy(words):
+    """A kernel that copies x through a shared tile of ``words`` floats (0: the launch's dynamic shared memory)."""
 
     @cuda.jit
-    def big_tile(x, out):
+    def tile_copy(x, out):
         tile = cuda.shared.array(words, numba.float32)
         i = cuda.threadIdx.x
         tile[i] = x[i]
         cuda.syncthreads()
         out[i] = tile[i]
 
+    return tile_copy
+
+
+def test_static_shared_memory_of_4_mb_is_refused():
+    """The size the issue reported (a 4 MB tile). The course refuses anything past 48 KB, the limit every
+    GPU has; from Numba an H100 also runs 49-100 KB static tiles (helpers/limits.py), as the sentence says."""
+    big_tile = _tile_copy((4 << 20) // 4)
     x = np.ones(32, np.float32)
     with pytest.raises(Exception):
         big_tile[1, 32](x, np.zeros_like(x))
@@ -100,15 +105,7 @@ def test_static_shared_memory_of_4_mb_is_refused():
 def test_dynamic_shared_memory_past_48_kb_is_refused():
     """numba-cuda does not opt in to more dynamic shared memory (numba-cuda issue 94): 48 KB launches, one word
     more is refused, as helpers/limits.py's dynamic_shared_problem says in CPU mode."""
-
-    @cuda.jit
-    def dynamic_tile(x, out):
-        tile = cuda.shared.array(0, numba.float32)
-        i = cuda.threadIdx.x
-        tile[i] = x[i]
-        cuda.syncthreads()
-        out[i] = tile[i]
-
+    dynamic_tile = _tile_copy(0)
     x = np.ones(32, np.float32)
     dynamic_tile[1, 32, 0, 48 * 1024](x, np.zeros_like(x))
     cuda.synchronize()
