@@ -205,6 +205,10 @@ def rebuild(desc):
 
     vet(desc)
     safe = {k: getattr(builtins, k) for k in SAFE_BUILTINS if hasattr(builtins, k)}
+    # A library's C code that imports lazily (PyImport_Import) looks up __import__ in the builtins of the
+    # Python frame calling it, which is this function's: without it CuPy or cuda.compute fail with
+    # KeyError: '__import__' on a GPU. The vetted source cannot name it (no underscores).
+    safe["__import__"] = builtins.__import__
     ns = {"__builtins__": safe}
     for name, spec in desc["globals"].items():
         kind = spec[0]

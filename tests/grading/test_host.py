@@ -49,6 +49,18 @@ def test_the_rebuilt_function_sees_libraries_without_their_modules_or_builtins_b
     assert host.rebuild(_desc("def f(x):\n    return np.cumsum(x)[-1]\n", np=("module", "numpy")))([1, 2]) == 3
 
 
+def test_library_c_code_that_imports_lazily_works_when_the_rebuilt_function_calls_it():
+    """CuPy and cuda.compute import from C through the calling frame's builtins: on a GPU, notebook 14's
+    solution failed with KeyError: '__import__' before the rebuilt function's builtins had it."""
+    import ctypes
+
+    imp = ctypes.pythonapi.PyImport_ImportModule  # what such C code calls
+    imp.restype, imp.argtypes = ctypes.py_object, [ctypes.c_char_p]
+    assert host.rebuild(_desc("def f(g):\n    return g(b'json')\n"))(imp).__name__ == "json"
+    with pytest.raises(host.NotRebuildable, match="uses __import__"):
+        host.vet(_desc("def f(x):\n    return __import__('os')\n"))
+
+
 def test_a_plain_function_is_described_with_its_own_helpers():
     import numpy as np
 
