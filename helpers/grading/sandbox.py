@@ -9,7 +9,7 @@ working folder (the results file and pictures the parent reads back), a fresh ``
 new PID namespace (every process dies with the child), no network and no capabilities.
 
 Mechanisms, best first, each probed by running Python inside it (``which`` proves nothing):
-bubblewrap (``bwrap``); else util-linux ``unshare`` with a small Python prelude (``_PRELUDE``)
+bubblewrap (``bwrap``); else util-linux ``unshare`` with a small Python prelude (``prelude.py``)
 that builds the same tree with mount(2) and pivot_root(2); else none, said once in the summary.
 """
 
@@ -27,6 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = "see docs/grading.md"
+# prelude.py's text, run by ``python -I -S -c`` as PID 1 of unshare's namespaces (no helpers import there)
+_PRELUDE = Path(__file__).with_name("prelude.py").read_text()
 # What of /etc a Python process needs (the loader's cache, names of users, fonts, time zone).
 _ETC = (
     "ld.so.cache",
@@ -176,21 +178,25 @@ class Sandbox:
         """argv run inside the sandbox (argv itself when there is none)."""
         if self.kind is None:
             return list(argv)
-        ops = plan(str(workdir), self.gpu, self.hide, hide_problems)
         if self.kind == "bwrap":
-            return [self.tool, *bwrap_args(ops, str(workdir)), "--", *argv]
-        newroot = tempfile.mkdtemp(prefix=".root-", dir=workdir.parent)  # outside the writable folder
-        spec = json.dumps(
-            {
-                "root": newroot,
-                "ops": ops,
-                "argv": list(argv),
-                "cwd": str(workdir),
-                "mb": TMPFS_MB,
-                "proc_system": PROC_SYSTEM,
-            }
-        )
+            return [
+                self.tool,
+                *bwrap_args(plan(str(workdir), self.gpu, self.hide, hide_problems), str(workdir)),
+                "--",
+                *argv,
+            ]
+        spec = json.dumps({**self.spec(workdir, hide_problems), "argv": list(argv)})
         return [self.tool, *self.args, "--", sys.executable, "-I", "-S", "-c", _PRELUDE, spec]
+
+    def spec(self, workdir: Path, hide_problems: bool = False) -> dict:
+        """What ``prelude.enter`` builds inside the ``unshare`` sandbox for ``workdir``."""
+        return {
+            "root": tempfile.mkdtemp(prefix=".root-", dir=workdir.parent),  # outside the writable folder
+            "ops": plan(str(workdir), self.gpu, self.hide, hide_problems),
+            "cwd": str(workdir),
+            "mb": TMPFS_MB,
+            "proc_system": PROC_SYSTEM,
+        }
 
     def returncode(self, rc):
         """Both mechanisms report a child killed by signal N as exit status 128+N; the grader's
@@ -286,107 +292,3 @@ def detect(disabled: bool = False, gpu: bool = False, hide=(), bwrap: str | None
                 return box
         why.append(f"unshare failed ({err})")
     return Sandbox(None, " and ".join(why))
-
-
-# Runs as PID 1 of the new namespaces (started by unshare): builds the tree of plan() on a
-# tmpfs, pivots into it, drops every capability, then runs the child and reaps what it leaves;
-# when it exits, the kernel kills everything else in the PID namespace.
-_PRELUDE = r"""
-import ctypes, json, os, platform, sys
-spec = json.loads(sys.argv[1])
-libc = ctypes.CDLL(None, use_errno=True)
-B, RO, REC, REM, PRIV, NOSUID, NODEV, NOEXEC = 4096, 1, 16384, 32, 1 << 18, 2, 4, 8
-def fail(what):
-    e = ctypes.get_errno()
-    sys.stderr.write("sandbox: %s: %s\n" % (what, os.strerror(e)))
-    os._exit(126)
-def mount(src, dst, fs, flags, data=None):
-    enc = lambda s: s.encode() if s is not None else None
-    if libc.mount(enc(src), enc(dst), enc(fs), ctypes.c_ulong(flags), enc(data)) != 0:
-        fail("mount %s" % dst)
-def readonly(dst):
-    st = os.statvfs(dst).f_flag
-    keep = (st & (NOSUID | NODEV | NOEXEC)) | (1024 if st & 1024 else 0) | (2048 if st & 2048 else 0)
-    keep |= (1 << 21) if st & 4096 else 0
-    mount(None, dst, None, B | REM | RO | keep)
-def spot(dst, like_dir):
-    if os.path.lexists(dst):
-        return
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
-    if like_dir:
-        os.mkdir(dst)
-    else:
-        open(dst, "a").close()
-new = spec["root"]
-mount(None, "/", None, REC | PRIV)
-mount("tmpfs", new, "tmpfs", NOSUID | NODEV, "mode=0755")
-def bind(src, dst, ro):
-    d = new + dst
-    spot(d, os.path.isdir(src))
-    mount(src, d, None, B | REC)
-    if ro:
-        readonly(d)
-for op in spec["ops"]:
-    kind = op[0]
-    if kind in ("ro", "rw", "devbind"):
-        if os.path.exists(op[1]):
-            bind(op[1], op[2], kind == "ro")
-    elif kind == "symlink":
-        os.makedirs(os.path.dirname(new + op[2]), exist_ok=True)
-        os.symlink(op[1], new + op[2])
-    elif kind == "tmpfs":
-        spot(new + op[1], True)
-        mount("tmpfs", new + op[1], "tmpfs", NOSUID | NODEV, "mode=1777,size=%dm" % spec["mb"])
-    elif kind == "proc":
-        spot(new + "/proc", True)
-        mount("proc", new + "/proc", "proc", NOSUID | NODEV | NOEXEC | (0 if op[2] else RO))
-        if op[2]:  # writable for CUDA: keep what acts on the whole machine read-only
-            for sub in spec["proc_system"]:
-                d = new + "/proc/" + sub
-                if os.path.exists(d):
-                    mount(d, d, None, B)
-                    readonly(d)
-    elif kind == "dev":
-        spot(new + "/dev", True)
-        mount("tmpfs", new + "/dev", "tmpfs", NOSUID, "mode=0755")
-        for n in ("null", "zero", "full", "random", "urandom", "tty"):
-            if os.path.exists("/dev/" + n):
-                bind("/dev/" + n, "/dev/" + n, False)
-        for n, t in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
-                     ("stderr", "/proc/self/fd/2")):
-            os.symlink(t, new + "/dev/" + n)
-os.chdir(new)
-nr = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217}.get(platform.machine())
-if nr is None or libc.syscall(nr, b".", b".") != 0:
-    fail("pivot_root")
-if libc.umount2(b".", 2) != 0:
-    fail("umount old root")
-os.chdir("/")
-readonly("/")
-def drop():
-    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-    for cap in range(64):
-        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
-    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT_CLEAR_ALL
-    libc.prctl(28, 0xEF, 0, 0, 0)  # SECBIT_NOROOT... locked: uid 0 gains nothing at exec
-    hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)
-    if libc.capset(hdr, (ctypes.c_uint32 * 6)()) != 0:
-        fail("capset")
-argv = spec["argv"]
-drop()
-pid = os.fork()
-if pid == 0:
-    os.chdir(spec["cwd"])
-    try:
-        os.execv(argv[0], argv)
-    except OSError as e:
-        sys.stderr.write("sandbox: cannot start %s: %s\n" % (argv[0], e))
-        os._exit(127)
-while True:
-    try:
-        got, status = os.wait()
-    except ChildProcessError:
-        os._exit(1)
-    if got == pid:
-        os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
-"""

@@ -25,7 +25,7 @@ TOOLS = ROOT / "tools"
 # Lowest layer first. A module may import from its own layer or any lower one. The package
 # root (helpers/__init__.py, the learner's front door) and the grader sit on top.
 LAYERS = (
-    # helpers.grading.sandbox: standard library only (it wraps the grader's children), kept that way.
+    # helpers.grading.sandbox and .prelude: standard library only (they wrap the grader's children), kept that way.
     (
         "helpers.errors",
         "helpers.limits",
@@ -34,6 +34,7 @@ LAYERS = (
         "helpers._files",
         "helpers.versions",
         "helpers.grading.sandbox",
+        "helpers.grading.prelude",
         "helpers._safety",
         "helpers._wire",
     ),
