@@ -30,7 +30,7 @@ from .._files import atomic_write
 from . import lms, outputs, process, report, sandbox
 from .course import load_course
 from .devices import visible_devices
-from .execute import Settings, grade_submission
+from .execute import Settings, child_env, grade_submission
 from .process import ROOT
 from .progress import MODES as PROGRESS_MODES
 from .progress import Progress
@@ -297,6 +297,7 @@ def run(args, keys=None, hide=()) -> int:
     # Probed once per run; OUT and the submissions are never bound into a child's tree.
     found = sandbox.detect(args.no_sandbox, mode == "gpu", hide=(out.resolve(), args.submissions.resolve(), *hide))
     settings.sandbox = found if found.kind else None
+    settings.template = _template(settings)
     box = found.describe()
     manifest.update(mode=mode, jobs=jobs, cell_timeout=args.cell_timeout, timeout=args.timeout, sandbox=box)
     if mode == "gpu":
@@ -324,6 +325,8 @@ def run(args, keys=None, hide=()) -> int:
                 todo.append((sub, nb, fp))
         failed = _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, devices, args.progress)
     finally:
+        if settings.template is not None:
+            settings.template.close()
         if not args.keep_scratch:
             shutil.rmtree(scratch, ignore_errors=True)
         else:
@@ -332,6 +335,15 @@ def run(args, keys=None, hide=()) -> int:
     lms_columns = args.lms_columns
     problems = outputs.finish(out, records.values(), max_points, manifest, warnings, lms_columns, roster, seconds, box)
     return 1 if failed or problems else 0
+
+
+def _template(settings):
+    """CPU mode's template process (template.py) where a fork can enter the sandbox (``unshare`` or none;
+    bubblewrap only starts programs; on a GPU, CUDA wants a fresh process): else None, children started."""
+    from .template import Template
+
+    if settings.mode == "cpu" and (settings.sandbox is None or settings.sandbox.kind == "unshare"):
+        return Template(child_env(settings, Path(tempfile.gettempdir()), None), settings.sandbox)
 
 
 def load_record(path: Path):

@@ -55,6 +55,7 @@ class Settings:
     memory_mb: int = 0
     mode: str = "cpu"  # "cpu" or "gpu" for the children
     sandbox: object = None  # a sandbox.Sandbox; None: no sandbox (library callers, tests)
+    template: object = None  # a template.Template the children and workers are forked from; None: started
     # the judge's compile answers in this run, per GPU, by exact request (every source text, global and
     # type): NVVM's answer to the same description is the same, so each distinct kernel compiles once
     compiled: dict = field(default_factory=dict)
@@ -147,7 +148,10 @@ def _worker(kind, workdir, settings, gpu, timeout):
     """One of the judge's own processes for one submission (workers.py), started on first use."""
     from .workers import Worker
 
-    return Worker(kind, child_env(settings, workdir, gpu), _in_sandbox(workdir, settings), timeout)
+    def fork(env):
+        return process.forked(settings.template, ["worker", kind, timeout], env, workdir, stderr=False)
+
+    return Worker(kind, child_env(settings, workdir, gpu), _in_sandbox(workdir, settings), timeout, fork)
 
 
 def _nvrtc(workdir, settings, gpu):
@@ -169,7 +173,7 @@ def _compiler(workdir, settings, gpu):
 def _start(workdir, settings, gpu, attempt, hide_problems=False, pass_fds=()):
     """The child process in the environment ``child_env`` makes: (process, output reader, start time)."""
     env = child_env(settings, workdir, gpu)
-    return process.start(workdir, env, settings.sandbox, attempt, hide_problems, pass_fds)
+    return process.start(workdir, env, settings.sandbox, attempt, hide_problems, pass_fds, settings.template)
 
 
 def _judge_for(specs: list) -> tuple:

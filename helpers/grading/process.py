@@ -57,23 +57,26 @@ def child_argv() -> list:
     ]
 
 
-def start(workdir, env: dict, sandbox, attempt, hide_problems=False, pass_fds=()):
+def start(workdir, env: dict, sandbox, attempt, hide_problems=False, pass_fds=(), template=None):
     """The child process with ``env``, in ``sandbox`` where there is one, registered for Ctrl-C, its
-    output pumped into ``attempt``: (process, output reader, start time)."""
-    argv = child_argv()
-    if sandbox is not None:  # the same paths inside: the workdir is bound at its own name, writable
-        argv, env = sandbox.wrap(argv, workdir, hide_problems=hide_problems), sandbox.env(env, workdir)
+    output pumped into ``attempt``: (process, output reader, start time). With a ``template``
+    (template.py) it is forked from there, else started."""
     started = time.monotonic()
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=workdir,
-        env=env,
-        start_new_session=True,
-        pass_fds=pass_fds,
-    )
+    proc = forked(template, ["child"], env, workdir, hide_problems, pass_fds)
+    if proc is None:
+        argv = child_argv()
+        if sandbox is not None:  # the same paths inside: the workdir is bound at its own name, writable
+            argv, env = sandbox.wrap(argv, workdir, hide_problems=hide_problems), sandbox.env(env, workdir)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+            env=env,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
     with _LOCK:
         _RUNNING.add(proc)
     if STOP.is_set():
@@ -81,6 +84,19 @@ def start(workdir, env: dict, sandbox, attempt, hide_problems=False, pass_fds=()
     reader = threading.Thread(target=_pump, args=(proc.stdout, attempt), daemon=True)
     reader.start()
     return proc, reader, started
+
+
+def forked(template, target, env, workdir, hide_problems=True, pass_fds=(), stderr=True):
+    """``target`` forked from ``template`` (a ``template.Forked``), or None: no template, or it stopped
+    serving (the caller then starts a process, as without one)."""
+    from .template import TemplateGone
+
+    if template is None:
+        return None
+    try:
+        return template.spawn(target, env, workdir, hide_problems, pass_fds, stderr)
+    except TemplateGone:
+        return None
 
 
 def finish(proc, reader, started, sandbox, attempt) -> None:

@@ -42,24 +42,27 @@ class WorkerGone(CourseError):
 
 
 class Worker:
-    """One worker process, started on first ``request``; ``wrap(argv, env)`` puts it in the sandbox."""
+    """One worker process, started on first ``request``; ``wrap(argv, env)`` puts it in the sandbox;
+    ``fork(env)``, where given, forks it from the grader's template (template.py) instead, or gives None."""
 
-    def __init__(self, kind: str, env: dict, wrap=None, timeout: float = COMPILE_TIMEOUT):
-        self.kind, self.env, self.wrap, self.timeout = kind, dict(env), wrap, timeout
+    def __init__(self, kind: str, env: dict, wrap=None, timeout: float = COMPILE_TIMEOUT, fork=None):
+        self.kind, self.env, self.wrap, self.timeout, self.fork = kind, dict(env), wrap, timeout, fork
         self.proc = None
         self.replies: queue.Queue = queue.Queue()
         self.lock = threading.Lock()
         self.requests = 0
 
     def _start(self):
-        paths = [str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]
-        argv = [sys.executable, "-I", "-u", "-c", BOOT.format(paths=paths, kind=self.kind, seconds=self.timeout)]
-        env = self.env
-        if self.wrap is not None:
-            argv, env = self.wrap(argv, env)
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-        )
+        self.proc = self.fork(self.env) if self.fork is not None else None
+        if self.proc is None:
+            paths = [str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]
+            argv = [sys.executable, "-I", "-u", "-c", BOOT.format(paths=paths, kind=self.kind, seconds=self.timeout)]
+            env = self.env
+            if self.wrap is not None:
+                argv, env = self.wrap(argv, env)
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+            )
         self.replies = queue.Queue()
         threading.Thread(target=self._read, args=(self.proc, self.replies), daemon=True).start()
 
