@@ -45,6 +45,17 @@
 #define MMA "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
 #endif
 
+// mma.sync reads only registers: without `volatile` the compiler may interleave it with the next k-step's
+// ldmatrix and address arithmetic (FREEMMA 1); ldmatrix and cp.async stay volatile (they touch memory).
+#ifndef FREEMMA
+#define FREEMMA 0
+#endif
+#if FREEMMA
+#define MMA_ASM asm
+#else
+#define MMA_ASM asm volatile
+#endif
+
 typedef unsigned short elem_t;  // the bits of a bf16 or fp16 value
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile with BK * 2-byte rows: XOR the chunk with
@@ -154,7 +165,7 @@ tc_gemm(int M, int N, int K, const elem_t* __restrict__ A, const elem_t* __restr
                 for (int j = 0; j < NT; ++j) {
                     const unsigned(&a)[4] = af[kk & 1][i];
                     const unsigned(&b)[2] = bf[kk & 1][j];
-                    asm volatile(MMA "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                    MMA_ASM(MMA "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                                  : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
                                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
                 }

@@ -33,6 +33,19 @@ VARIANTS = (
     ("256x128x64 tile, 64x64 per warp, 3 stages", {"BM": 256, "BN": 128, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3}),
     ("256x128x64 tile, 64x32 per warp, 3 stages", {"BM": 256, "BN": 128, "BK": 64, "WM": 64, "WN": 32, "STAGES": 3}),
     ("128x256x64 tile, 64x64 per warp, 3 stages", {"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3}),
+    # mma.sync without `volatile`: the compiler may interleave it with the next k-step's ldmatrix
+    (
+        "128x256x64 tile, 64x64 per warp, 4 stages, free mma",
+        {"BM": 128, "BN": 256, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "FREEMMA": 1},
+    ),
+    (
+        "256x128x64 tile, 64x64 per warp, 4 stages, free mma",
+        {"BM": 256, "BN": 128, "BK": 64, "WM": 64, "WN": 64, "STAGES": 4, "FREEMMA": 1},
+    ),
+    (
+        "128x128x64 tile, 64x64 per warp, 3 stages, free mma",
+        {"BM": 128, "BN": 128, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3, "FREEMMA": 1},
+    ),
 )
 # cudaDataType and cublasComputeType values (library_types.h, cublas_api.h)
 CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
