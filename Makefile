@@ -54,7 +54,7 @@ help:
 	@echo "make test-browser  JupyterLab in headless Chromium: notebooks, widgets, exercises (installs Chromium as root)"
 	@echo "make test-slurm    grade a small class as a Slurm job array on a one-node cluster started here (installs Slurm as root)"
 	@echo "make screenshots   retake the README pictures (docs/img) with the browser tests"
-	@echo "make bench      GPU benchmarks -> docs/benchmarks.md"
+	@echo "make bench      GPU benchmarks -> docs/benchmarks-<gpu>.md and docs/data/*-<gpu>.json (one record per GPU kind)"
 	@echo "make grade SUBMISSIONS=dir-or-zip [OUT=grades] [GRADE_ARGS='--roster r.csv ...']   grade students' notebooks: report.html, grades.csv, canvas.csv, moodle.csv (docs/grading.md)"
 	@echo "make env        build (or reuse) .venv from the locked set CUDA_SET picks (make lab and make test do it first)"
 	@echo "make pycuda     build PyCUDA into the environment (needs a CUDA toolkit: nvcc, cuda.h, curand.h; notebook 09)"
@@ -144,15 +144,16 @@ screenshots: browser-deps
 	COURSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -p no:cacheprovider tests/browser --browser --screenshots docs/img -k "grid_explorer or tracer"
 
 bench: $(ENV_DEP)
-	@mkdir -p build
-	COURSE_MODE=gpu $(PY) bench/run.py --out docs/benchmarks.md
-	COURSE_MODE=gpu $(PY) bench/interop.py --out build/bench-interop.md
-	{ echo; cat build/bench-interop.md; } >> docs/benchmarks.md
-	COURSE_MODE=gpu $(PY) -m bench.crossover --out docs/data --docs docs/benchmarks.md
-	COURSE_MODE=gpu $(PY) bench/cccl.py --out docs/data/cccl.json --docs docs/benchmarks.md
+	@rm -rf build/bench && mkdir -p build/bench/data
+	COURSE_MODE=gpu $(PY) bench/run.py --out build/bench/benchmarks.md --record build/bench/data
+	COURSE_MODE=gpu $(PY) bench/interop.py --out build/bench/interop.md
+	{ echo; cat build/bench/interop.md; } >> build/bench/benchmarks.md
+	COURSE_MODE=gpu $(PY) -m bench.crossover --out build/bench/data --docs build/bench/benchmarks.md
+	COURSE_MODE=gpu $(PY) bench/cccl.py --out build/bench/data/cccl.json --docs build/bench/benchmarks.md
+	COURSE_MODE=gpu $(PY) bench/streams_graphs.py --out build/bench/data/streams_graphs.json
+	COURSE_MODE=gpu $(PY) bench/launch_cost.py --out docs/data --docs build/bench/benchmarks.md
+	$(PY) -m bench.record place build/bench docs
 	COURSE_MODE=gpu $(PY) bench/streaming.py --ptx --out docs/data
-	COURSE_MODE=gpu $(PY) bench/streams_graphs.py --out docs/data/streams_graphs.json
-	COURSE_MODE=gpu $(PY) bench/launch_cost.py --out docs/data --docs docs/benchmarks.md
 
 grade: $(ENV_DEP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder-or-zip [OUT=grades] [GRADE_ARGS='...']"; exit 2; }

@@ -29,7 +29,7 @@ def _one_line(e):
 
 
 def markdown(record: dict) -> str:
-    """The record as the section make bench appends to docs/benchmarks.md."""
+    """The record as the section make bench appends to docs/benchmarks-<gpu>.md."""
     m = record["machine"]
     lines = [
         "### cuda.compute against the course's reduction and CuPy (notebook 14)",
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="docs/data/cccl.json")
     p.add_argument("--seed", type=int, default=20261124)
-    p.add_argument("--docs", help="append the table to this Markdown file (docs/benchmarks.md)")
+    p.add_argument("--docs", help="append the table to this Markdown file (docs/benchmarks-<gpu>.md)")
     p.add_argument("--render", help="only render this recorded JSON as Markdown (no GPU)")
     a = p.parse_args(argv)
     if a.render:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU (Numba @njit(parallel=True)) against GPU (Numba @cuda.jit) by size: where the GPU starts to win.
 
-    COURSE_MODE=gpu .venv/bin/python -m bench.crossover --out docs/data --docs docs/benchmarks.md
+    COURSE_MODE=gpu .venv/bin/python -m bench.crossover --out docs/data --docs docs/benchmarks-<gpu>.md
 
 For each workload and each size n = 2^10 .. 2^28 (float32), three times, each the median of
 several runs after a warm-up:
@@ -74,7 +74,7 @@ def _ms(v):
 
 
 def render_markdown(result: dict) -> str:
-    """The docs/benchmarks.md section for one run of this script."""
+    """The docs/benchmarks-<gpu>.md section for one run of this script."""
     m = result["machine"]
     libs = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v)
     out = [
@@ -258,7 +258,7 @@ def machine() -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.crossover", description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="folder for crossover.json (docs/data for the course's copy)")
-    ap.add_argument("--docs", help="Markdown file whose crossover section to replace (docs/benchmarks.md)")
+    ap.add_argument("--docs", help="Markdown file whose crossover section to replace (docs/benchmarks-<gpu>.md)")
     ap.add_argument("--max-log2", type=int, default=28, help="largest size is 2^this (default 28)")
     ap.add_argument("--repeats", type=int, default=7, help="timed runs per size up to 2^24 (median)")
     ap.add_argument("--repeats-large", type=int, default=3, help="timed runs per size above 2^24 (median)")

@@ -11,7 +11,7 @@ default stream all four use by default. Measured per library:
 - throughput: CUDA events around one launch per size, after a warm-up, median of repeats;
   SAXPY moves 12 bytes per element, so GB/s = 12 n / time.
 
-GPU only. Writes a Markdown fragment to --out (docs/benchmarks.md includes it):
+GPU only. Writes a Markdown fragment to --out (docs/benchmarks-<gpu>.md includes it):
 
     COURSE_MODE=gpu .venv/bin/python bench/interop.py --out build/bench-interop.md
 """

@@ -1,6 +1,6 @@
 """What one launch costs the host, per way of launching the same SAXPY, and how to cut Numba's.
 
-    COURSE_MODE=gpu python bench/launch_cost.py --out docs/data --docs docs/benchmarks.md
+    COURSE_MODE=gpu python bench/launch_cost.py --out docs/data --docs docs/benchmarks-<gpu>.md
 
 Host cost: launch a 256-thread kernel many times, synchronize once, host time / launches (median of
 rounds). Every way is checked for a right result first. Also a timing mistake worth measuring:

@@ -14,7 +14,7 @@ For each device count k = 1 .. N (the GPUs this process sees, after CUDA_VISIBLE
   aggregate GB/s, and which route each pair took.
 
 GPU only. Writes DIR/multi_gpu.json and DIR/multi_gpu.md (a Markdown fragment for
-docs/multi-gpu-record.md or docs/benchmarks.md); --record also puts it into docs/multi-gpu-record.md:
+docs/multi-gpu-record.md or docs/benchmarks-<gpu>.md); --record also puts it into docs/multi-gpu-record.md:
 
     COURSE_MODE=gpu .venv/bin/python bench/multi_gpu.py --out build/multi-gpu [--record]
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Time the course's reference kernels on a GPU and write docs/benchmarks.md.
+"""Time the course's reference kernels on a GPU and write docs/benchmarks-<gpu>.md.
 
-    COURSE_MODE=gpu python bench/run.py --out docs/benchmarks.md    (what `make bench` runs)
+    COURSE_MODE=gpu python bench/run.py --out docs/benchmarks-<gpu>.md    (what `make bench` runs)
     python bench/run.py --quick                                       (smaller, faster; prints the report)
     python bench/run.py --only vector_add,sgemm_regblock
 
@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
 os.environ["CUPY_TF32"] = "0"
 os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
 
-from bench import report  # noqa: E402  (pure Python: fine without a GPU)
+from bench import record, report  # noqa: E402  (pure Python: fine without a GPU)
 from bench.timing import FULL, QUICK, Sizes, Timer  # noqa: E402  (imports CuPy only when a Timer is made)
 
 KEYS = (
@@ -65,14 +65,11 @@ def parse_args(argv=None):
         description="Time the course's reference kernels on an NVIDIA GPU against ceilings measured in the "
         "same run (device-to-device copy; cuBLAS float32 SGEMM with TF32 off) and write a Markdown report.",
         epilog="Needs a GPU: in CPU mode it prints one line and exits with status 2. `make bench` runs "
-        "`COURSE_MODE=gpu python bench/run.py --out docs/benchmarks.md`.",
+        "`COURSE_MODE=gpu python bench/run.py --out docs/benchmarks-<gpu>.md`.",
     )
     ap.add_argument("--out", metavar="PATH", help="write the Markdown report here (default: print it)")
-    ap.add_argument(
-        "--quick",
-        action="store_true",
-        help="smaller sizes and fewer repetitions (about a quarter of the time; less reliable)",
-    )
+    ap.add_argument("--record", metavar="DIR", help="also write DIR/bench-<gpu>.json (a full run only)")
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repetitions (a quarter of the time)")
     ap.add_argument("--only", metavar="KEYS", default="", help=f"comma-separated subset of kernels: {', '.join(KEYS)}")
     ap.add_argument("--seed", type=int, default=None, help="random seed for the inputs (default: fresh)")
     args = ap.parse_args(argv)
@@ -325,7 +322,7 @@ class Bench(Timer):
             err = self.sgemm_error(A, B, C)
             return err <= tol, f"scaled error {err:.1e}, allowed {tol:.1e}"
 
-        return self._measure(row, sgemm_c.launcher(kern, s, s, s, A, B, C, macros["BK"]), check)
+        return self._measure(row, sgemm_c.launcher(kern, s, s, s, A, B, C, macros), check)
 
 
 def _one_line(e: BaseException) -> str:
@@ -440,6 +437,8 @@ def main(argv=None) -> int:
         print(f"wrote {out} ({time.perf_counter() - began:.0f} s)")
     else:
         print(text)
+    if args.record and not (args.quick or args.only):  # a partial run must not replace a GPU's record
+        print(f"wrote {record.write(args.record, meta, ceilings, rows, verdicts)}")
     for v in verdicts:
         print(f"  target {v.result:12} {report.format_fraction(v.value):>5}  {v.target.name}")
     return 0 if all(r.status == "ok" for r in rows) else 1

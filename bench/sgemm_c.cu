@@ -13,7 +13,13 @@
 #define BK 16
 #endif
 #define TM 8
-#define TN 8
+#ifndef TN
+#define TN 8  // 8 or 16 columns per thread, as TN / 4 float4 groups BN / (TN / 4) apart
+#endif
+#ifndef FRAGDB
+#define FRAGDB 0  // 1: the next k-step's shared reads issue before this k-step's FMAs
+#endif
+#define TG (TN / 4)
 #define NT ((BM / TM) * (BN / TN))
 #define APAD 4  // As rows padded: the transposed scalar stores hit 2 banks, not 8
 #define A_PER (BM * BK / 4 / NT)  // float4 loads of the A tile per thread
@@ -66,21 +72,55 @@ sgemm_vec(int M, int N, int K, const float* __restrict__ A, const float* __restr
     for (int k0 = 0; k0 < K; k0 += BK) {
         const bool more = k0 + BK < K;
         if (more) { LOAD(k0 + BK) }
+#if FRAGDB
+        float4 fa[2][2], fb[2][TG];
+#define FRAG(slot, kk)                                                               \
+    fa[slot][0] = *reinterpret_cast<const float4*>(&As[buf][kk][trow * 4]);          \
+    fa[slot][1] = *reinterpret_cast<const float4*>(&As[buf][kk][BM / 2 + trow * 4]); \
+    _Pragma("unroll") for (int g = 0; g < TG; ++g)                                   \
+        fb[slot][g] = *reinterpret_cast<const float4*>(&Bs[buf][kk][g * (BN / TG) + tcol * 4]);
+        FRAG(0, 0)
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            if (kk + 1 < BK) { FRAG((kk + 1) & 1, kk + 1) }
+            const float4 a0 = fa[kk & 1][0], a1 = fa[kk & 1][1];
+            float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            float b[TN];
+#pragma unroll
+            for (int g = 0; g < TG; ++g) {
+                b[4 * g] = fb[kk & 1][g].x;
+                b[4 * g + 1] = fb[kk & 1][g].y;
+                b[4 * g + 2] = fb[kk & 1][g].z;
+                b[4 * g + 3] = fb[kk & 1][g].w;
+            }
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+#else
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             // rows trow*4 + {0..3} and BM/2 + trow*4 + {0..3}; the same for columns: each
             // float4 read of a warp touches consecutive 16-byte words (no bank conflicts).
             float4 a0 = *reinterpret_cast<const float4*>(&As[buf][kk][trow * 4]);
             float4 a1 = *reinterpret_cast<const float4*>(&As[buf][kk][BM / 2 + trow * 4]);
-            float4 b0 = *reinterpret_cast<const float4*>(&Bs[buf][kk][tcol * 4]);
-            float4 b1 = *reinterpret_cast<const float4*>(&Bs[buf][kk][BN / 2 + tcol * 4]);
             float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+            float b[TN];
+#pragma unroll
+            for (int g = 0; g < TG; ++g) {
+                const float4 v = *reinterpret_cast<const float4*>(&Bs[buf][kk][g * (BN / TG) + tcol * 4]);
+                b[4 * g] = v.x;
+                b[4 * g + 1] = v.y;
+                b[4 * g + 2] = v.z;
+                b[4 * g + 3] = v.w;
+            }
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
                 for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
         }
+#endif
         if (more) { STORE(buf ^ 1) }
         __syncthreads();
         buf ^= 1;
@@ -89,9 +129,9 @@ sgemm_vec(int M, int N, int K, const float* __restrict__ A, const float* __restr
     for (int i = 0; i < TM; ++i) {
         int row = (i / 4) * (BM / 2) + trow * 4 + (i % 4);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float4 v = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
-            *reinterpret_cast<float4*>(&C[(size_t)row * N + h * (BN / 2) + tcol * 4]) = v;
+        for (int g = 0; g < TG; ++g) {
+            float4 v = make_float4(acc[i][4 * g], acc[i][4 * g + 1], acc[i][4 * g + 2], acc[i][4 * g + 3]);
+            *reinterpret_cast<float4*>(&C[(size_t)row * N + g * (BN / TG) + tcol * 4]) = v;
         }
     }
 }

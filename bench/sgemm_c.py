@@ -2,10 +2,11 @@
 
     COURSE_MODE=gpu python bench/sgemm_c.py --out docs/data/sgemm_c.json
 
-Same tile as the tuned Numba kernel (128 x 128, 8 x 8 per thread, double-buffered shared tiles),
-plus float4 (128-bit) loads/stores, which Numba's indexing does not emit, and __launch_bounds__ (numba-cuda has
-launch_bounds= and max_registers= too, unused by the Numba steps: docs/sgemm-ladder.md). Each variant is
-checked against float64 before timing and timed against cuBLAS (TF32 off) in the same run.
+The tuned Numba kernel's tile (128 x 128, 8 x 8 per thread, double-buffered shared tiles) and a wider
+one (128 x 256, 8 x 16 per thread), plus float4 (128-bit) loads/stores, which Numba's indexing does not
+emit, and __launch_bounds__ (numba-cuda has launch_bounds= and max_registers= too, unused by the Numba
+steps: docs/sgemm-ladder.md). Each variant is checked against float64 before timing and timed against
+cuBLAS (TF32 off) in the same run.
 """
 
 from __future__ import annotations
@@ -24,10 +25,16 @@ if str(ROOT) not in sys.path:
 
 SOURCE = Path(__file__).with_name("sgemm_c.cu")
 BM = BN = 128
-THREADS = 256
 # (label, macros): MINB = blocks per SM promised to the compiler (caps registers at 65536/(256*MINB))
 VARIANTS = (
-    ("CUDA C, float4, BK 8, 2 blocks/SM", {"BK": 8, "MINB": 2}),  # the fastest on the H100: the bench's step
+    # the bench's step: 8 x 16 outputs per thread halve the shared reads per FMA; 229 registers, 1 block/SM
+    ("CUDA C, float4, 128x256 tile, 8x16 per thread, BK 8, 1 block/SM", {"BK": 8, "BN": 256, "TN": 16, "MINB": 1}),
+    (
+        "CUDA C, float4, 8x16 per thread, next k-step's reads first",
+        {"BK": 8, "BN": 256, "TN": 16, "MINB": 1, "FRAGDB": 1},
+    ),
+    ("CUDA C, float4, BK 8, 2 blocks/SM, next k-step's reads first", {"BK": 8, "MINB": 2, "FRAGDB": 1}),
+    ("CUDA C, float4, BK 8, 2 blocks/SM", {"BK": 8, "MINB": 2}),
     ("CUDA C, float4, BK 16, 2 blocks/SM", {"BK": 16, "MINB": 2}),
     ("CUDA C, float4, BK 16, 1 block/SM", {"BK": 16, "MINB": 1}),
 )
@@ -40,15 +47,21 @@ def compile_kernel(macros: dict, arch: str):
     return Program(SOURCE.read_text(), code_type="c++", options=opts).compile("cubin").get_kernel("sgemm_vec")
 
 
-def launcher(kernel, m, n, k, A, B, C, bk):
+def threads(macros: dict) -> int:
+    """(BM / 8) x (BN / TN) threads: 8 x TN outputs each."""
+    return (BM // 8) * (macros.get("BN", BN) // macros.get("TN", 8))
+
+
+def launcher(kernel, m, n, k, A, B, C, macros):
     """A zero-argument launch on the legacy default stream (where the Timer's events are recorded)."""
     import numpy as np
     from cuda.core import Device, LaunchConfig, launch
 
-    if m % BM or n % BN or k % bk:
-        raise ValueError(f"sgemm_vec needs M, N multiples of {BM} and K of {bk}; got {m}, {n}, {k}")
+    bn, bk = macros.get("BN", BN), macros["BK"]
+    if m % BM or n % bn or k % bk:
+        raise ValueError(f"sgemm_vec needs M a multiple of {BM}, N of {bn} and K of {bk}; got {m}, {n}, {k}")
     stream = Device().default_stream
-    cfg = LaunchConfig(grid=(n // BN, m // BM), block=THREADS)
+    cfg = LaunchConfig(grid=(n // bn, m // BM), block=threads(macros))
     args = (np.int32(m), np.int32(n), np.int32(k), A.data.ptr, B.data.ptr, C.data.ptr)
     return lambda: launch(stream, cfg, kernel, *args)
 
@@ -80,9 +93,9 @@ def main(argv=None) -> int:
                 registers=at.num_regs,
                 local_bytes=at.local_size_bytes,
                 shared_bytes=at.shared_size_bytes,
-                blocks_per_sm=kern.occupancy.max_active_blocks_per_multiprocessor(THREADS, 0),
+                blocks_per_sm=kern.occupancy.max_active_blocks_per_multiprocessor(threads(macros), 0),
             )
-            go = launcher(kern, s, s, s, A, B, C, macros["BK"])
+            go = launcher(kern, s, s, s, A, B, C, macros)
             C.fill(cp.nan)
             go()
             dev.sync()

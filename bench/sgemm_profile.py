@@ -64,7 +64,7 @@ def launches(size=4096):
     dev = Device(0)
     dev.set_current()
     kern = sgemm_c.compile_kernel(sgemm_c.VARIANTS[0][1], f"sm_{dev.arch}")
-    out.append((LADDER[4], sgemm_c.launcher(kern, size, size, size, A, B, C, sgemm_c.VARIANTS[0][1]["BK"])))
+    out.append((LADDER[4], sgemm_c.launcher(kern, size, size, size, A, B, C, sgemm_c.VARIANTS[0][1])))
     return out
 
 

@@ -1,6 +1,6 @@
 """bench/crossover.py in CPU mode: its pure logic, its refusal without a GPU, and one tiny run on the simulator.
 
-The GPU run itself (`python -m bench.crossover --out docs/data --docs docs/benchmarks.md`) happens on a GPU
+The GPU run itself (`python -m bench.crossover --out docs/data --docs docs/benchmarks-<gpu>.md`) happens on a GPU
 host; notebook 12 plots the JSON it writes.
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench import sgemm, sgemm_profile
+from bench import sgemm, sgemm_c, sgemm_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = (sgemm.Config(64, 64, 8, 8, 8, 8, 1), sgemm.Config(64, 64, 8, 8, 8, 8, 0))
@@ -69,19 +69,25 @@ def test_tuned_reads_the_recorded_best_and_falls_back(tmp_path):
     assert sgemm.tuned(bad) == sgemm.DEFAULT  # over 48 KB of shared memory: not used
 
 
-@pytest.mark.parametrize("bk", [8, 16])
-def test_cuda_c_step_is_right_in_the_ptx_interpreter(bk):
+@pytest.mark.parametrize("label, macros", sgemm_c.VARIANTS)
+def test_every_cuda_c_variant_is_right_in_the_ptx_interpreter(label, macros):
+    """Each variant bench/sgemm_c.py times (the 8 x 16 thread tile, the k-step's reads issued early) computes
+    A @ B, on a grid of two block rows and, where a tile is 128 wide, two block columns."""
     from helpers import ptx
 
-    src = (ROOT / "bench/sgemm_c.cu").read_text()
-    m, n, k = 256, 128, 3 * bk
-    rng = np.random.default_rng(bk)
+    bn, bk = macros.get("BN", sgemm_c.BN), macros["BK"]
+    m, n, k = 256, 256, 3 * bk
+    rng = np.random.default_rng(bk + bn)
     A = rng.standard_normal((m, k)).astype(np.float32)
     B = rng.standard_normal((k, n)).astype(np.float32)
     C = np.full((m, n), np.nan, np.float32)
     args = (np.int32(m), np.int32(n), np.int32(k), A, B, C)
-    ptx.run(src, "sgemm_vec", (n // 128, m // 128), (256,), args, max_steps=10**7, options=(f"-DBK={bk}",))
-    assert np.abs(C - A.astype(np.float64) @ B).max() < 1e-4
+    opts = tuple(f"-D{key}={v}" for key, v in macros.items())
+    src = (ROOT / "bench/sgemm_c.cu").read_text()
+    grid, block = (n // bn, m // sgemm_c.BM), (sgemm_c.threads(macros),)
+    run = ptx.run(src, "sgemm_vec", grid, block, args, max_steps=10**7, options=opts)
+    assert not run.out_of_bounds
+    assert np.abs(C - A.astype(np.float64) @ B).max() < 1e-4, label
 
 
 def test_ncu_csv_parser_reads_a_real_ncu_table():
@@ -93,9 +99,9 @@ def test_ncu_csv_parser_reads_a_real_ncu_table():
 
 
 def test_ladder_json_agrees_with_the_benchmark_record():
-    """notebook 07's ladder (three runs) and docs/benchmarks.md (one of them) tell the same numbers."""
+    """notebook 07's ladder (three runs) and docs/benchmarks-h100-80gb.md (one of them) tell the same numbers."""
     recorded = json.loads((ROOT / "docs/data/sgemm_ladder.json").read_text())
-    from_doc = sgemm_profile.ladder([(ROOT / "docs/benchmarks.md").read_text()])
+    from_doc = sgemm_profile.ladder([(ROOT / "docs/benchmarks-h100-80gb.md").read_text()])
     assert {s["step"]: s["median"] for s in from_doc["steps"]} == {s["step"]: s["median"] for s in recorded["steps"]}
     best_numba = max(s["median"] for s in recorded["steps"] if not s["step"].startswith("SGEMM C"))
     assert best_numba >= 0.60 and recorded["runs"] == 3

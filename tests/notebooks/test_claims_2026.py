@@ -4,7 +4,7 @@ repository's own records, so that the old wording fails here if it comes back.
 - Numba and the SGEMM ladder: numba-cuda has `launch_bounds=` (the same PTX directives as CUDA C's
   `__launch_bounds__`) and `max_registers=`; its indexing compiles to 32-bit loads, and an `@intrinsic` with inline
   PTX emits a 128-bit one (compiled here with Numba's real compiler, in a process without the simulator).
-- Figures: the transpose and register-blocking percentages agree with docs/benchmarks.md and
+- Figures: the transpose and register-blocking percentages agree with docs/benchmarks-h100-80gb.md and
   docs/data/sgemm_ladder.json and name the GPU they came from.
 - The simulator's cost per thread agrees with the README's measured table, and the syllabus total with its rows.
 - cuda-cccl: what the locked wheel contains (docs/data/cccl_package.json): no `cuda.coop`, and its [cu12]/[cu13]
@@ -210,7 +210,7 @@ def _quotes_launch_bounds_record(text: str) -> None:
 
 def _bench_rows() -> dict[str, int]:
     rows = {}
-    for line in (ROOT / "docs/benchmarks.md").read_text().splitlines():
+    for line in (ROOT / "docs/benchmarks-h100-80gb.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 7 and cells[4].endswith("%"):
             rows[cells[0]] = int(cells[4].rstrip("%"))
@@ -218,7 +218,7 @@ def _bench_rows() -> dict[str, int]:
 
 
 def _bench_gpu() -> str:
-    return re.search(r"^\| GPU \| (.+?) \|", (ROOT / "docs/benchmarks.md").read_text(), re.M).group(1)
+    return re.search(r"^\| GPU \| (.+?) \|", (ROOT / "docs/benchmarks-h100-80gb.md").read_text(), re.M).group(1)
 
 
 def test_transpose_and_streaming_figures_are_the_recorded_ones_and_name_the_gpu():
@@ -448,3 +448,21 @@ def test_notebook_12_describes_cpu_time_over_wall_time_as_the_cell_computes_it(f
     assert "about 1 for one busy thread" not in intro and "stay near 1" not in reading
     assert "at most 1" in intro and "every thread of the process" in intro, intro
     assert "below 1" in reading, reading
+
+
+def test_the_readmes_h200_row_is_the_h200_record():
+    """make bench keeps one record per GPU kind; the README's H200 figures are docs/data/bench-h200.json's."""
+    rec = json.loads((ROOT / "docs/data/bench-h200.json").read_text())
+    pct = {r["key"]: round(100 * r["of_ceiling"]) for r in rec["rows"] if r["of_ceiling"] is not None}
+    result = {t["best"]: t["result"] for t in rec["targets"]}
+    assert "H200" in rec["machine"]["GPU"] and (ROOT / "docs/benchmarks-h200.md").is_file()
+    row = _flat((ROOT / "README.md").read_text()).split("| Course kernels on an H200 |")[1].split(" | ")[0]
+    assert f"the copy {pct['copy_k4']} %, vector add and SAXPY {pct['vector_add_k4']} %" in row
+    assert pct["vector_add_k4"] == pct["saxpy_k4"]
+    assert f"(one per thread: {pct['copy_kernel']} %, {pct['vector_add']} % and {pct['saxpy']} %)" in row
+    missed = {k: " (target 92 %: missed)" if result[k] == "miss" else "" for k in ("transpose_t64",)}
+    assert f"16 per thread {pct['transpose_t64']} %{missed['transpose_t64']}" in row
+    assert f"block reduction {pct['reduction']} %" in row
+    assert f"SGEMM step {pct['sgemm_tuned']} %" in row and "(target 80 %: missed)" in row
+    assert (result["sgemm_tuned"] == "miss") and result["sgemm_c"] == "pass"
+    assert f"`cuda.core` {pct['sgemm_c']} %" in row
