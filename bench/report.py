@@ -170,7 +170,7 @@ TARGETS = (
     ),
     Target(
         "best Numba SGEMM step ≥ 80% of cuBLAS float32 (TF32 off)",
-        ("sgemm_naive", "sgemm_tiled", "sgemm_regblock", "sgemm_gen", "sgemm_gen_db", "sgemm_tuned"),
+        ("sgemm_naive", "sgemm_tiled", "sgemm_regblock", "sgemm_gen", "sgemm_gen_db", "sgemm_tuned", "sgemm_vl"),
         0.80,
         "sgemm",
         "docs/data/sgemm_tune.json records registers, spills and resident blocks per SM of every "

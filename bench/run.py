@@ -55,6 +55,7 @@ KEYS = (
     "sgemm_gen",
     "sgemm_gen_db",
     "sgemm_tuned",
+    "sgemm_vl",
     "sgemm_c",
 )
 
@@ -279,29 +280,28 @@ class Bench(Timer):
             k.sgemm_regblock_launch,
         )
 
-    # Steps 4-6: generated kernels (bench/sgemm.py says why each helps); step 6 is the fastest
-    # config of the last bench/sgemm_tune.py run (docs/data/sgemm_tune.json).
-    def _sgemm_gen(self, key, label, cfg):
+    # Steps 4-7: generated kernels (bench/sgemm.py says why each helps); step 6 is the fastest
+    # config of the last bench/sgemm_tune.py run (docs/data/sgemm_tune.json), step 7 adds 128-bit shared reads.
+    def _sgemm_gen(self, key, label, pick):
         from bench import sgemm
 
-        s = self.sizes.sgemm
+        s, cfg = self.sizes.sgemm, pick(sgemm)
         kern, grid, block = sgemm.launch(cfg, s, s, s)
         return self._sgemm(key, f"{label} ({cfg.name()})", kern, lambda m, n: (grid, block))
 
     def k_sgemm_gen(self):
-        from bench import sgemm
-
-        return self._sgemm_gen("sgemm_gen", "SGEMM 4: unsigned 32-bit indices, unrolled scalars", sgemm.Config(DB=0))
+        return self._sgemm_gen(
+            "sgemm_gen", "SGEMM 4: unsigned 32-bit indices, unrolled scalars", lambda g: g.Config(DB=0)
+        )
 
     def k_sgemm_gen_db(self):
-        from bench import sgemm
-
-        return self._sgemm_gen("sgemm_gen_db", "SGEMM 5: + double-buffered shared tiles", sgemm.Config())
+        return self._sgemm_gen("sgemm_gen_db", "SGEMM 5: + double-buffered shared tiles", lambda g: g.Config())
 
     def k_sgemm_tuned(self):
-        from bench import sgemm
+        return self._sgemm_gen("sgemm_tuned", "SGEMM 6: autotuned tile shape", lambda g: g.tuned())
 
-        return self._sgemm_gen("sgemm_tuned", "SGEMM 6: autotuned tile shape", sgemm.tuned())
+    def k_sgemm_vl(self):
+        return self._sgemm_gen("sgemm_vl", "SGEMM 7: 128-bit shared reads (@intrinsic)", lambda g: g.VECTOR)
 
     def k_sgemm_c(self):
         """The same tile in CUDA C with float4 loads, through cuda.core (bench/sgemm_c.py)."""

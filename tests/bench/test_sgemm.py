@@ -16,7 +16,12 @@ import pytest
 from bench import sgemm, sgemm_c, sgemm_profile
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = (sgemm.Config(64, 64, 8, 8, 8, 8, 1), sgemm.Config(64, 64, 8, 8, 8, 8, 0))
+SMALL = (
+    sgemm.Config(64, 64, 8, 8, 8, 8, 1),
+    sgemm.Config(64, 64, 8, 8, 8, 8, 0),
+    sgemm.Config(64, 64, 8, 8, 8, 8, 1, VL=1),  # step 7's 128-bit reads: four plain reads on the simulator
+    sgemm.Config(64, 64, 8, 4, 8, 8, 0, VL=1),
+)
 
 
 def _run(cfg, m, n, k, seed=3):
@@ -55,6 +60,8 @@ def test_configs_that_cannot_run_say_why():
     assert all(c.problem() is None for c in sgemm.search_space())
     with pytest.raises(ValueError, match="cannot run"):
         sgemm.make_kernel(sgemm.Config(128, 128, 32, 8, 8, 16, 1), guarded=True)
+    assert "groups of 4" in sgemm.Config(64, 64, 8, 8, 2, 8, 1, VL=1).problem()
+    assert sgemm.VECTOR.problem() is None and sgemm.VECTOR.name() == "128x256x8 t8x16 lx16 db vl"
 
 
 def test_tuned_reads_the_recorded_best_and_falls_back(tmp_path):
