@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
+import io
 import json
 import os
 import queue
@@ -27,33 +28,49 @@ class Unavailable(Exception):
     """The server could not answer (did not start, died, or took too long)."""
 
 
+def server_env(env: dict | None = None) -> dict:
+    """The server's environment from ``env`` (default: this process's)."""
+    env = dict(os.environ if env is None else env)
+    env["NUMBA_ENABLE_CUDASIM"] = "0"  # the real compiler, never the simulator
+    # The server must import the same Numba and NumPy as this process (a GPU host's shadowing
+    # site folder included): pass this process's path on, but never the course itself, so
+    # `helpers` (which switches the simulator on) cannot be imported there by accident.
+    course = os.path.realpath(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) != course)
+    env["NUMBA_OPT"] = "0"  # optimising never changes whether a kernel compiles; it only costs time
+    return env
+
+
+def template_argv(fd: int) -> list:
+    """A template of servers (the batch grader's, grading/template.py): Numba and NVVM loaded and warmed
+    once, each server forked from it."""
+    return [sys.executable, "-u", str(SERVER), "--template", str(fd)]
+
+
 class Server:
     """``wrap(argv, env) -> (argv, env)`` starts it elsewhere (the batch grader's sandbox), from
-    the environment ``env`` (default: this process's)."""
+    the environment ``env`` (default: this process's); ``fork(env)``, where given, forks it from a
+    template instead (a ``Popen``-like object, or None to start it after all)."""
 
-    def __init__(self, env: dict | None = None, wrap=None):
-        env = dict(os.environ if env is None else env)
-        env.pop("NUMBA_ENABLE_CUDASIM", None)  # the real compiler, never the simulator
-        env["NUMBA_ENABLE_CUDASIM"] = "0"
-        # The server must import the same Numba and NumPy as this process (a GPU host's shadowing
-        # site folder included): pass this process's path on, but never the course itself, so
-        # `helpers` (which switches the simulator on) cannot be imported there by accident.
-        course = os.path.realpath(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) != course
-        )
-        env["NUMBA_OPT"] = "0"  # optimising never changes whether a kernel compiles; it only costs time
-        argv = [sys.executable, "-u", str(SERVER)]
-        if wrap is not None:
-            argv, env = wrap(argv, env)
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
+    def __init__(self, env: dict | None = None, wrap=None, fork=None):
+        env = server_env(env)
+        forked = fork(env) if fork is not None else None
+        if forked is not None:
+            forked.stdin = io.TextIOWrapper(forked.stdin, encoding="utf-8", write_through=True)
+            forked.stdout = io.TextIOWrapper(forked.stdout, encoding="utf-8")
+            self.proc = forked
+        else:
+            argv = [sys.executable, "-u", str(SERVER)]
+            if wrap is not None:
+                argv, env = wrap(argv, env)
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                env=env,
+            )
         self.answers = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         hello = self._next(START_TIMEOUT)

@@ -37,6 +37,7 @@ from .progress import Progress
 from .records import copy_pictures
 from .roster import RosterError, read_roster
 from .submissions import MAX_UPLOAD_BYTES, discover, unpack
+from .template import templates
 
 RECORD_VERSION = 1
 
@@ -297,7 +298,7 @@ def run(args, keys=None, hide=()) -> int:
     # Probed once per run; OUT and the submissions are never bound into a child's tree.
     found = sandbox.detect(args.no_sandbox, mode == "gpu", hide=(out.resolve(), args.submissions.resolve(), *hide))
     settings.sandbox = found if found.kind else None
-    settings.template = _template(settings)
+    settings.template, settings.compile_template = templates(settings, child_env(settings, Path(tempfile.gettempdir())))
     box = found.describe()
     manifest.update(mode=mode, jobs=jobs, cell_timeout=args.cell_timeout, timeout=args.timeout, sandbox=box)
     if mode == "gpu":
@@ -325,8 +326,9 @@ def run(args, keys=None, hide=()) -> int:
                 todo.append((sub, nb, fp))
         failed = _execute(todo, records, out, scratch, settings, manifest, max_points, jobs, devices, args.progress)
     finally:
-        if settings.template is not None:
-            settings.template.close()
+        for t in (settings.template, settings.compile_template):
+            if t is not None:
+                t.close()
         if not args.keep_scratch:
             shutil.rmtree(scratch, ignore_errors=True)
         else:
@@ -335,15 +337,6 @@ def run(args, keys=None, hide=()) -> int:
     lms_columns = args.lms_columns
     problems = outputs.finish(out, records.values(), max_points, manifest, warnings, lms_columns, roster, seconds, box)
     return 1 if failed or problems else 0
-
-
-def _template(settings):
-    """CPU mode's template process (template.py) where a fork can enter the sandbox (``unshare`` or none;
-    bubblewrap only starts programs; on a GPU, CUDA wants a fresh process): else None, children started."""
-    from .template import Template
-
-    if settings.mode == "cpu" and (settings.sandbox is None or settings.sandbox.kind == "unshare"):
-        return Template(child_env(settings, Path(tempfile.gettempdir()), None), settings.sandbox)
 
 
 def load_record(path: Path):

@@ -56,12 +56,13 @@ class Settings:
     mode: str = "cpu"  # "cpu" or "gpu" for the children
     sandbox: object = None  # a sandbox.Sandbox; None: no sandbox (library callers, tests)
     template: object = None  # a template.Template the children and workers are forked from; None: started
+    compile_template: object = None  # the same for the judge's compile servers (compile_check/server.py)
     # the judge's compile answers in this run, per GPU, by exact request (every source text, global and
     # type): NVVM's answer to the same description is the same, so each distinct kernel compiles once
     compiled: dict = field(default_factory=dict)
 
 
-def child_env(settings: Settings, workdir: Path, gpu: str | None) -> dict:
+def child_env(settings: Settings, workdir: Path, gpu: str | None = None) -> dict:
     env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
     env.update(
         {
@@ -167,7 +168,11 @@ def _compiler(workdir, settings, gpu):
 
     wrap = _in_sandbox(workdir, settings)
     answers = settings.compiled.setdefault(str(gpu), {})
-    return client.Private(lambda: client.Server(env=child_env(settings, workdir, gpu), wrap=wrap), answers)
+
+    def fork(env):
+        return process.forked(settings.compile_template, ["compile"], env, workdir, stderr=False)
+
+    return client.Private(lambda: client.Server(child_env(settings, workdir, gpu), wrap, fork), answers)
 
 
 def _start(workdir, settings, gpu, attempt, hide_problems=False, pass_fds=()):

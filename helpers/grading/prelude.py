@@ -6,14 +6,21 @@ Two callers, one code path, so the tree cannot differ between them:
   PID 1 of the new namespaces, builds the tree of ``sandbox.plan()`` on a tmpfs, pivots into it,
   drops every capability, then runs the child and reaps what it leaves; when it exits, the kernel
   kills everything else in the PID namespace;
-- a process forked from the grader's template (``template.py``): ``unshare_now`` makes the same
-  namespaces as ``unshare`` does, and its PID 1 calls ``enter`` before it runs anything.
+- a process forked from one of the grader's templates (``serve`` below, run by ``template.py`` and by
+  the compile server's ``--template``): ``unshare_now`` makes the same namespaces as ``unshare``
+  does, and its PID 1 calls ``enter`` before it runs anything.
+
+Standard library only, and loadable by path: the compile server must not import ``helpers``.
 """
 
 import ctypes
+import fcntl
 import json
 import os
 import platform
+import select
+import signal
+import socket
 import sys
 
 B, RO, REC, REM, PRIV, NOSUID, NODEV, NOEXEC = 4096, 1, 16384, 32, 1 << 18, 2, 4, 8
@@ -148,6 +155,114 @@ def reap(pid):
             os._exit(1)
         if got == pid:
             os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
+def serve(fd, run):
+    """A template's loop (template.py): fork for each request, reap, report each exit status. In each
+    fork, ``run(target)`` inside the sandbox the request names; never returns."""
+    if len(os.listdir("/proc/self/task")) != 1:  # a fork keeps one thread: a lock another held stays held
+        raise SystemExit("a template must have one thread when it forks")
+    sock = socket.socket(fileno=fd)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    statuses = {}  # pid -> the write end of its status pipe
+    while True:
+        ready = select.select([sock, wake_r], [], [])[0]
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        _reap(statuses)
+        if sock not in ready:
+            continue
+        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 8)
+        if not msg:
+            os._exit(0)  # the grader is gone
+        request = json.loads(msg)
+        pid = os.fork()
+        if pid == 0:
+            _forked(request, fds, run)
+        pidfd = os.pidfd_open(pid)  # before any reaping: the grader's handle cannot name another process
+        for f in fds[:3] + fds[4:]:
+            os.close(f)
+        statuses[pid] = fds[3]
+        socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
+        os.close(pidfd)
+
+
+def _reap(statuses):
+    while statuses:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        fd = statuses.pop(pid, None)
+        if fd is not None:
+            os.write(fd, str(os.waitstatus_to_exitcode(status)).encode())
+            os.close(fd)
+
+
+def _place(fds, targets):
+    """stdin, stdout, stderr and ``targets`` from the received descriptors; every other one closed."""
+    moved = [fcntl.fcntl(f, fcntl.F_DUPFD, 512) for f in fds]
+    stdin, out, err, _status, *extra = moved
+    for f, n in zip((stdin, out, err, *extra), (0, 1, 2, *targets)):
+        os.dup2(f, n)
+    keep = {0, 1, 2, *targets}
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) not in keep:
+            try:
+                os.close(int(name))
+            except OSError:  # the listing's own descriptor, already closed
+                pass
+
+
+def _forked(request, fds, run):
+    """In the forked process: its own session, descriptors and environment, the sandbox's namespaces
+    and tree (as unshare and main() make them), then ``run(target)``; never returns."""
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        _place(fds, request["fds"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        if request["spec"] is not None:
+            unshare_now(request["unshare"])
+            pid = os.fork()
+            if pid:  # as unshare: wait for PID 1, exit as it did
+                _, status = os.waitpid(pid, 0)
+                os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+            die_with_parent()
+            enter(request["spec"])
+            pid = os.fork()
+            if pid:
+                reap(pid)
+            os.chdir(request["cwd"])
+        run(request["target"])
+    except BaseException as e:  # said on the captured output; the grader sees a child that never got ready
+        os.write(2, ("template: %s: %s\n" % (type(e).__name__, e)).encode())
+        os._exit(126)
+    os._exit(0)
+
+
+def facts():
+    """What a template's first fork says of itself (template.Template._check and the tests read it)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return {
+        "pid": os.getpid(),
+        "checkout": os.path.exists(os.path.join(root, "solutions")),
+        "problems": sorted(m for m in sys.modules if m.startswith("helpers.problems")),
+        "numba_cuda": "numba.cuda" in sys.modules,
+        "fds": sorted(int(f) for f in os.listdir("/proc/self/fd")),
+    }
+
+
+def say(obj):
+    os.write(1, (json.dumps(obj) + "\n").encode())
 
 
 def main():

@@ -20,7 +20,6 @@ Memory is copied on write, so nothing a student does reaches the template or ano
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import select
@@ -36,7 +35,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BOOT = "import sys; sys.path[:0] = {paths!r}; from helpers.grading.template import serve; serve({fd!r})"
 START_TIMEOUT = 120.0  # the template's imports on a busy machine
-_HIGH = 512  # received descriptors are moved up here before they are put in place
 
 
 class TemplateGone(Exception):
@@ -79,12 +77,26 @@ class Forked:
                 pass
 
 
+def templates(settings, env: dict) -> tuple:
+    """CPU mode's templates for one run: the children's and workers', the compile servers', where a fork
+    can enter the sandbox (``unshare`` or none; bubblewrap only starts programs; on a GPU, CUDA wants a
+    fresh process). Else (None, None): every process is started. ``env``: the children's."""
+    from ..compile_check import client
+
+    box = settings.sandbox
+    if settings.mode != "cpu" or (box is not None and box.kind != "unshare"):
+        return None, None
+    return Template(env, box), Template(client.server_env(env), box, client.template_argv)
+
+
 class Template:
     """One per grader run, shared by its threads; started on the first ``spawn``. ``sandbox``: the
-    run's ``sandbox.Sandbox`` (its ``unshare`` kind, or none); ``env``: the children's environment."""
+    run's ``sandbox.Sandbox`` (its ``unshare`` kind, or none); ``env``: the forks' environment;
+    ``boot(fd)``: the template's command line (default: this module's ``serve``; the compile server's
+    is ``compile_check.client.template_argv``)."""
 
-    def __init__(self, env: dict, sandbox=None):
-        self.env, self.sandbox = dict(env), sandbox
+    def __init__(self, env: dict, sandbox=None, boot=None):
+        self.env, self.sandbox, self.boot = dict(env), sandbox, boot
         self.proc = self.sock = None
         self.broken = ""  # why it does not serve: every spawn then falls back to starting a process
         self.spawned = 0
@@ -94,6 +106,8 @@ class Template:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         paths = [str(ROOT)] + [p for p in sys.path if p and os.path.isabs(p)]
         argv = [sys.executable, "-I", "-u", "-c", BOOT.format(paths=paths, fd=theirs.fileno())]
+        if self.boot is not None:
+            argv = self.boot(theirs.fileno())
         self.proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -208,95 +222,11 @@ def preload():
 
 
 def serve(fd: int):
-    """The template's loop: fork for each request, reap, report each exit status."""
-    sock = socket.socket(fileno=fd)
-    preload()
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    statuses = {}  # pid -> the write end of its status pipe
-    while True:
-        ready = select.select([sock, wake_r], [], [])[0]
-        if wake_r in ready:
-            os.read(wake_r, 4096)
-        _reap(statuses)
-        if sock not in ready:
-            continue
-        msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 8)
-        if not msg:
-            os._exit(0)  # the grader is gone
-        request = json.loads(msg)
-        pid = os.fork()
-        if pid == 0:
-            _forked(request, fds)
-        pidfd = os.pidfd_open(pid)  # before any reaping: the grader's handle cannot name another process
-        for f in fds[:3] + fds[4:]:
-            os.close(f)
-        statuses[pid] = fds[3]
-        socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
-        os.close(pidfd)
-
-
-def _reap(statuses):
-    while statuses:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        fd = statuses.pop(pid, None)
-        if fd is not None:
-            os.write(fd, str(os.waitstatus_to_exitcode(status)).encode())
-            os.close(fd)
-
-
-def _place(fds, targets):
-    """stdin, stdout, stderr and ``targets`` from the received descriptors; every other one closed."""
-    moved = [fcntl.fcntl(f, fcntl.F_DUPFD, _HIGH) for f in fds]
-    stdin, out, err, _status, *extra = moved
-    for f, n in zip((stdin, out, err, *extra), (0, 1, 2, *targets)):
-        os.dup2(f, n)
-    keep = {0, 1, 2, *targets}
-    for name in os.listdir("/proc/self/fd"):
-        if int(name) not in keep:
-            try:
-                os.close(int(name))
-            except OSError:  # the listing's own descriptor, already closed
-                pass
-
-
-def _forked(request, fds):
-    """In the forked process: never returns."""
+    """The template's loop (prelude.serve), after the imports every fork shares."""
     from . import prelude
 
-    try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        os.setsid()
-        _place(fds, request["fds"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        os.chdir(request["cwd"])
-        if request["spec"] is not None:
-            prelude.unshare_now(request["unshare"])
-            pid = os.fork()
-            if pid:  # as unshare: wait for PID 1, exit as it did
-                _, status = os.waitpid(pid, 0)
-                os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
-            prelude.die_with_parent()
-            prelude.enter(request["spec"])
-            pid = os.fork()
-            if pid:
-                prelude.reap(pid)
-            os.chdir(request["cwd"])
-        _fresh()
-        _run(request["target"])
-    except BaseException as e:  # said on the captured output; the grader sees a child that never got ready
-        os.write(2, f"template: {type(e).__name__}: {e}\n".encode())
-        os._exit(126)
-    os._exit(0)
+    preload()
+    prelude.serve(fd, _run)
 
 
 def _fresh():
@@ -315,6 +245,8 @@ def _fresh():
 
 
 def _run(target):
+    """In a fork, inside its sandbox: ``target`` run with this process's state made fresh."""
+    _fresh()
     if target[0] == "child":
         from .child import main
 
@@ -326,12 +258,6 @@ def _run(target):
     elif target[0] == "probe":  # what the template's own check and the tests read
         import numpy
 
-        facts = {
-            "pid": os.getpid(),
-            "problems": sorted(m for m in sys.modules if m.startswith("helpers.problems")),
-            "numba_cuda": "numba.cuda" in sys.modules,
-            "checkout": os.path.exists(str(ROOT / "solutions")),
-            "random": int(numpy.random.randint(1 << 30)),
-            "fds": sorted(int(f) for f in os.listdir("/proc/self/fd")),
-        }
-        os.write(1, (json.dumps(facts) + "\n").encode())
+        from . import prelude
+
+        prelude.say({**prelude.facts(), "random": int(numpy.random.randint(1 << 30))})

@@ -15,7 +15,7 @@ import pytest
 from helpers.grading import execute, process, sandbox
 from helpers.grading.course import load_course
 from helpers.grading.submissions import Submission
-from helpers.grading.template import Template
+from helpers.grading.template import Template, templates
 from helpers.grading.workers import Worker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,17 +84,22 @@ def _started_pythons(monkeypatch):
     return started
 
 
-def test_the_child_and_the_tracer_of_a_submission_are_forked_not_started(template, tmp_path, monkeypatch):
+def test_the_child_the_tracer_and_the_compile_server_of_a_submission_are_forked_not_started(tmp_path, monkeypatch):
     box = BOX if BOX.kind == "unshare" else None
-    t = template(box)
-    settings = execute.Settings(timeout=600, sandbox=box, template=t)
+    settings = execute.Settings(timeout=600, sandbox=box)
+    settings.template, settings.compile_template = templates(settings, execute.child_env(settings, tmp_path))
     started = _started_pythons(monkeypatch)
-    record = execute.grade_submission(*_solution(tmp_path), settings, tmp_path / "scratch")
+    try:
+        record = execute.grade_submission(*_solution(tmp_path), settings, tmp_path / "scratch")
+    finally:
+        settings.template.close()
+        settings.compile_template.close()
     assert {r["status"] for r in record["exercises"]} == {"passed"}, json.dumps(record, default=str)[:2000]
-    assert t.spawned == 3  # the template's check, the student's process, the judge's tracer
-    # Only the template and the judge's compile server (the real Numba, not the simulator) were started.
-    others = [a for a in started if not any("compile_check/server.py" in x for x in a)]
-    assert len(others) == 1 and any("helpers.grading.template" in x for x in others[0]), others
+    assert settings.template.spawned == 3  # its own check, the student's process, the judge's tracer
+    assert settings.compile_template.spawned == 2  # its own check, the judge's compile server
+    # Only the two templates were started: no process per submission imported Numba itself.
+    assert len(started) == 2 and "helpers.grading.template" in " ".join(started[0]), started
+    assert "--template" in started[1] and any(a.endswith("compile_check/server.py") for a in started[1])
 
 
 def test_a_dead_worker_is_forked_again(template, tmp_path):
