@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,14 @@ def test_a_template_that_stopped_leaves_the_grader_starting_processes(template, 
     record = execute.grade_submission(*_solution(tmp_path), settings, tmp_path / "scratch")
     assert {r["status"] for r in record["exercises"]} == {"passed"}
     assert any("helpers.grading.child" in x for a in started for x in a)  # started, as without a template
+
+
+def test_a_template_that_imported_an_exercise_refuses_to_serve(template, tmp_path):
+    def boot(fd):  # as the template's own command line, with the course's exercises imported first
+        code = f"import sys; sys.path[:0] = [{str(ROOT)!r}]; import helpers.problems.nb02; "
+        code += f"from helpers.grading.template import serve; serve({fd})"
+        return [sys.executable, "-I", "-u", "-c", code]
+
+    t = template(None)
+    t.boot = boot
+    assert process.forked(t, ["probe"], {}, tmp_path) is None and t.broken
