@@ -10,12 +10,14 @@ What a forked process shares with the others is only what the template did befor
 submission existed: it is started from the children's environment (none of the instructor's
 variables), imports the course and the libraries (never ``helpers.problems``: it refuses to serve
 if anything imported them), and then only forks. It never reads a job, a notebook or an answer:
-the grader sends it a target (``child``, ``worker KIND``), the environment, the sandbox's tree and
+the grader sends it a target (``child``, ``worker KIND``, ``compile``), the environment, the sandbox's tree and
 the pipes (``SCM_RIGHTS``), and sends the job itself to the forked process, as it did to a started
 one. The forked process becomes a new session, makes the namespaces ``unshare`` made
 (``prelude.unshare_now``), and its PID 1 builds the same tree (``prelude.enter``) before the
 target runs in a child of it: its own mount, PID, network, IPC and user namespaces, as before.
 Memory is copied on write, so nothing a student does reaches the template or another submission.
+The judge's compile servers have a template of their own, the real Numba compiler with NVVM set up
+(``compile_check/server.py --template``), forked by the same loop (``prelude.serve``).
 """
 
 from __future__ import annotations
@@ -132,6 +134,8 @@ class Template:
             if self.proc is None:
                 self._start()
                 self._check()
+                if self.broken:
+                    raise TemplateGone(self.broken)
             return self._fork(target, env, Path(workdir), hide_problems, pass_fds, stderr)
 
     def _fork(self, target, env, workdir, hide_problems, pass_fds, stderr) -> Forked:
