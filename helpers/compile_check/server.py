@@ -168,8 +168,8 @@ def _template(fd):
     spec.loader.exec_module(prelude)
     cc = _target_cc()
     _patch_device(cc)
-    source = "def warm(a):\n    a[0] = 1\n"  # describe.request's form: Numba's typing and NVVM set up once
-    function = {"name": "warm", "filename": "<warm>", "firstlineno": 1, "source": source, "device": False}
+    warm_text = "def warm(a):\n    a[0] = 1\n"  # describe.request's form: Numba's typing and NVVM set up once
+    function = {"name": "warm", "filename": "<warm>", "firstlineno": 1, "source": warm_text, "device": False}
     request = {"kernel": "warm", "functions": [function], "globals": {}, "params": ["a"], "signature": None}
     _compile({**request, "line": 1, "argtypes": ["float32[::1]"]}, cc)
 
