@@ -2,7 +2,7 @@
 
 Why a module of its own: two processes of the grader's act on a kernel that the student's
 process only described: the compile server (``server.py``, which Numba compiles it in) and the
-judge's tracer (``grading/trace_worker.py``, which runs it on the CPU tracer). Both rebuild it the
+judge's tracer worker (``grading/workers.py``, which runs it on the CPU tracer). Both rebuild it the
 same way, and neither may run anything of the student's while doing so: a ``def`` is executed
 without its decorators, annotations and default values, and type texts are evaluated without
 builtins. Imports only NumPy and Numba, so the compile server can load it as a plain script's

@@ -1,5 +1,5 @@
 """Judged grading compiles a student's CUDA C in the judge's own NVRTC process
-(helpers/grading/nvrtc_worker.py): never in the student's process, whose answer the PTX would then
+(the "nvrtc" worker of helpers/grading/workers.py): never in the student's process, whose answer the PTX would then
 be, and never in the grader, where an #include or a macro bomb would run."""
 
 import os
