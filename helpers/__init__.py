@@ -32,6 +32,13 @@ from . import env, standins  # noqa: E402
 from .env import MODE, banner, banner_text, gpu_only, on_gpu, size  # noqa: E402
 from .errors import CourseError, LearnerError  # noqa: E402
 
+if not MODE.gpu and not env.NO_CUDA_WHEELS:
+    # CPU mode with Numba's compiler at hand: a notebook's kernel[grid, block](...) runs from the kernel's PTX
+    # on the course's interpreter where it can, else on the simulator (helpers/ptx/launch.py says when and why)
+    from .ptx import launch as _launch
+
+    _launch.install(_launch.Launcher())
+
 __all__ = [
     "env",
     "standins",

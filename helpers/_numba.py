@@ -264,3 +264,111 @@ def compiled_kernel(dispatcher):
     ovl = overloads[0]
     cubin = ovl.library.get_cubin()
     return bytes(getattr(cubin, "code", cubin)), ovl.entry_name
+
+
+# ----------------------------------------------------------------------------- launches in CPU mode
+# Checked against numba-cuda 0.30.4, simulator/kernel.py: FakeCUDAKernel.__call__ runs a device function, or
+# any kernel called while another kernel is being simulated (the module's _kernel_context), as plain Python;
+# else it launches with .grid_dim and .block_dim (3-tuples, set by kernel[g, b]) and .dynshared_size; the
+# decorator's options are ._debug (debug=True: NumPy raises on a division by zero), ._fastmath, .extensions.
+
+
+def simulator_kernel_options(obj) -> dict:
+    """A simulator kernel's ``@cuda.jit`` options that change how it runs: debug, fastmath, extensions."""
+    return {
+        "debug": bool(getattr(obj, "_debug", False)),
+        "fastmath": bool(getattr(obj, "_fastmath", False)),
+        "extensions": bool(getattr(obj, "extensions", ())),
+    }
+
+
+def simulator_array(obj):
+    """The NumPy array a simulator device array (``cuda.to_device``, ``cuda.device_array``...) holds, else None."""
+    if type(obj).__name__ in ("FakeCUDAArray", "FakeWithinKernelCUDAArray") and type(obj).__module__.startswith(
+        "numba.cuda.simulator"
+    ):
+        item = obj.__dict__.get("_item", obj)
+        return getattr(item, "_ary", None)
+    return None
+
+
+SIMULATOR_KERNEL = "numba.cuda.simulator.kernel"
+
+
+class _AfterImport:
+    """A finder on sys.meta_path that runs ``then(module)`` once ``name`` has been imported, so that routing
+    launches never imports Numba's CUDA module itself (``import helpers`` must leave that to the notebook)."""
+
+    def __init__(self, name, then):
+        self.name, self.then = name, then
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name:
+            return None
+        import importlib.util
+
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _ThenLoader(spec.loader, self.then)
+        return spec
+
+
+class _ThenLoader:
+    """The module's own loader, and ``then(module)`` once it has run the module."""
+
+    def __init__(self, loader, then):
+        self._loader, self._then = loader, then
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._then(module)
+
+    def __getattr__(self, name):  # get_source, get_filename...: the real loader's
+        return getattr(self._loader, name)
+
+
+def route_simulator_launches(launch):
+    """Send every launch of a simulator kernel made from the host to ``launch(kernel, griddim, blockdim,
+    sharedmem, args, simulate)``, where ``simulate()`` runs it on the simulator as before; ``None``
+    restores the simulator's own launch. Device functions and calls made inside a simulated kernel
+    stay the simulator's. Before the simulator is imported, this takes effect when it is. Returns the
+    launch that was routed to before (None: the simulator's)."""
+    sim = sys.modules.get(SIMULATOR_KERNEL)
+    if sim is None:
+        for finder in [f for f in sys.meta_path if isinstance(f, _AfterImport)]:
+            sys.meta_path.remove(finder)
+        previous = _PENDING[0]
+        _PENDING[0] = launch
+        if launch is not None:
+            sys.meta_path.insert(0, _AfterImport(SIMULATOR_KERNEL, lambda module: _route(module, launch)))
+        return previous
+    return _route(sim, launch)
+
+
+_PENDING = [None]  # the launch to route to once the simulator is imported
+
+
+def _route(sim, launch):
+    _PENDING[0] = None
+    cls = sim.FakeCUDAKernel
+    simulated = cls.__dict__.get("_course_simulated_call") or cls.__call__
+    cls._course_simulated_call = simulated
+    previous = cls.__dict__.get("_course_launch")
+    cls._course_launch = launch
+    if launch is None:
+        cls.__call__ = simulated
+        return previous
+
+    def __call__(self, *args):
+        if self._device or sim._get_kernel_context() is not None or self.grid_dim is None or self.block_dim is None:
+            return simulated(self, *args)
+        griddim, blockdim = tuple(self.grid_dim), tuple(self.block_dim)
+        return launch(self, griddim, blockdim, int(self.dynshared_size or 0), args, lambda: simulated(self, *args))
+
+    cls.__call__ = __call__
+    return previous

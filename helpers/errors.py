@@ -46,6 +46,10 @@ class LearnerValueError(LearnerError, ValueError):
     """An argument of the right kind with a value that cannot be used (a ValueError too)."""
 
 
+class LearnerIndexError(LearnerError, IndexError):
+    """An index outside an array, found where a kernel ran (an IndexError too, as the simulator raises)."""
+
+
 class LearnerAttributeError(LearnerError, AttributeError):
     """A name the course's module does not have (an AttributeError too, so hasattr() and getattr() with a
     default still work)."""

@@ -121,12 +121,12 @@ def shared_problem(nbytes, language="python") -> str | None:
     return None
 
 
-def trace_size_problem(total_threads) -> str | None:
-    """One sentence if a (legal) launch has too many threads to run on the CPU tracer, else None."""
-    if total_threads > TRACE_MAX_THREADS:
+def trace_size_problem(total_threads, most: int = TRACE_MAX_THREADS) -> str | None:
+    """One sentence if a (legal) launch has too many threads to run on the CPU tracer (``most``), else None."""
+    if total_threads > most:
         return (
             f"this launch starts {total_threads:,} threads, too many to run one by one on the CPU (at most "
-            f"{TRACE_MAX_THREADS:,}): trace a smaller problem."
+            f"{most:,}): trace a smaller problem."
         )
     return None
 
@@ -142,14 +142,15 @@ def dynamic_shared_problem(nbytes) -> str | None:
     return None
 
 
-def launch_limits(griddim, blockdim, dynamic_shared: int = 0) -> None:
+def launch_limits(griddim, blockdim, dynamic_shared: int = 0, most_threads: int = TRACE_MAX_THREADS) -> None:
     """A LearnerError for a launch a GPU refuses, or one too big to trace; nothing runs before this.
 
     ``griddim`` and ``blockdim`` are 3 ints each (``launch_dims``); both CPU interpreters call it.
-    ``dynamic_shared``: a Numba launch's bytes of dynamic shared memory."""
+    ``dynamic_shared``: a Numba launch's bytes of dynamic shared memory. ``most_threads``: the most a
+    launch may start (a launch that keeps no access log, ptx/launch.py, may start more than a trace)."""
     problem = block_problem(blockdim) or grid_problem(griddim) or dynamic_shared_problem(dynamic_shared)
     if problem is None:
         nthreads = griddim[0] * griddim[1] * griddim[2] * blockdim[0] * blockdim[1] * blockdim[2]
-        problem = trace_size_problem(nthreads)
+        problem = trace_size_problem(nthreads, most_threads)
     if problem:
         raise LearnerError(problem[0].upper() + problem[1:])

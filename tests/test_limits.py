@@ -100,6 +100,14 @@ def test_huge_legal_launch_is_refused_by_the_tracer_not_run():
         trace(fill, 2**31, 1024, x)
 
 
+def test_the_most_threads_a_cpu_launch_starts_is_the_callers():
+    assert limits.trace_size_problem(limits.TRACE_MAX_THREADS) is None
+    assert "at most 4,194,304" in limits.trace_size_problem(limits.TRACE_MAX_THREADS + 1)
+    assert limits.trace_size_problem(2**24, most=2**25) is None  # a launch that keeps no access log (ptx/launch.py)
+    with pytest.raises(LearnerError, match="at most 100"):
+        limits.launch_limits((1, 1, 1), (128, 1, 1), most_threads=100)
+
+
 def test_static_shared_memory_is_48_kb_per_block():
     with pytest.raises(LearnerError, match="48 KB") as err:
         trace(huge_shared, 1, 32, x)

@@ -70,7 +70,11 @@ def _compile(request, cc):
             return {"ok": False, "kind": "SignatureMismatch", "message": mismatch, "line": request["line"]}
         argtypes = list(declared)
     if request.get("want_ptx"):  # helpers.ptx.numba_run runs it on the PTX interpreter, lines mapped back
-        ptx, _ = cuda.compile_ptx(ns[request["kernel"]], tuple(argtypes), cc=cc, lineinfo=True)
+        # "optimise": the code a GPU launch runs (-O3; a launch in CPU mode, helpers/ptx/launch.py), else this
+        # server's NUMBA_OPT=0; "fastmath": the kernel's own @cuda.jit(fastmath=True)
+        opt = {"opt": True} if request.get("optimise") else {}
+        fast = bool(request.get("fastmath"))
+        ptx, _ = cuda.compile_ptx(ns[request["kernel"]], tuple(argtypes), cc=cc, lineinfo=True, fastmath=fast, **opt)
         return {"ok": True, "ptx": ptx}
     cuda.compile_ptx(ns[request["kernel"]], tuple(argtypes), cc=cc)
     return {"ok": True}

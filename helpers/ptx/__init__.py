@@ -22,7 +22,7 @@ import numbers
 
 from ..accesses import ATOMIC, READ, WRITE, ArrayInfo, access_table
 from ..errors import LearnerError, LearnerTypeError, LearnerValueError, shown
-from ..limits import launch_dims, launch_limits
+from ..limits import TRACE_MAX_THREADS, launch_dims, launch_limits
 from .parser import parse
 from .program import Location, Program, SourceRef, demangle
 
@@ -123,6 +123,8 @@ def run(
     options=(),
     whole_grid=True,
     nvrtc=None,
+    keep_log=True,
+    max_threads=TRACE_MAX_THREADS,
 ):
     """Run one launch of `kernel_name` on the CPU and return a `PtxRun`.
 
@@ -135,7 +137,9 @@ def run(
     `max_steps`: instructions one thread may run before the run stops with a KernelError.
     `whole_grid`: False runs block after block even where running all blocks together gives the
     same result (the reference the whole-grid path is tested against; see grid.py). `nvrtc`: the
-    compiler for CUDA C (``cuda_c.compile`` by default; see compile_source).
+    compiler for CUDA C (``cuda_c.compile`` by default; see compile_source). `keep_log`: False drops
+    the access log once it has served (the run's `table` is then empty): a launch that wants only its
+    results (launch.py) keeps no 48 bytes per access. `max_threads`: the most threads a launch may start.
     """
     _check_run_arguments(source_or_ptx, kernel_name, args, shared_bytes, max_steps)
     text = source_or_ptx.decode(errors="replace") if isinstance(source_or_ptx, bytes) else source_or_ptx
@@ -154,12 +158,13 @@ def run(
     if not isinstance(python_scalars, str) or python_scalars not in ("refuse", "cupy", "cast"):
         raise LearnerValueError(f"python_scalars must be 'refuse', 'cupy' or 'cast', not {shown(python_scalars)}.")
     griddim, blockdim = launch_dims(griddim, "griddim"), launch_dims(blockdim, "blockdim")
-    launch_limits(griddim, blockdim)  # what a GPU refuses, and more threads than the CPU can run
+    launch_limits(griddim, blockdim, most_threads=max_threads)  # what a GPU refuses, and more than the CPU runs
     prog = Program(
         mod, kernel, griddim, blockdim, list(args), int(shared_bytes), source, src_file, max_steps, python_scalars
     )
     from .grid import run_launch
 
+    prog.keep_log = keep_log
     prog.schedule = run_launch(prog, whole_grid)
     for original, host in prog.write_back:
         original[...] = host

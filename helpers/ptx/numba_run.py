@@ -33,7 +33,7 @@ from ..tracer.result import Trace
 from . import run
 from .adapter import to_trace
 
-__all__ = ["compile", "entry", "flatten", "trace"]
+__all__ = ["compile", "compile_described", "entry", "flatten", "trace"]
 
 
 def compile(kernel, args) -> str:  # noqa: A001 - the verb this module is about
@@ -42,7 +42,17 @@ def compile(kernel, args) -> str:  # noqa: A001 - the verb this module is about
         request = describe.request(kernel, args)
     except describe.NotDescribable as e:
         raise UnsupportedByTracer(f"this kernel cannot be sent to Numba's compiler ({e})") from None
-    answer = client.compile_request({**request, "want_ptx": True})
+    return compile_described(request)
+
+
+def compile_described(request, *, optimise=False, fastmath=False) -> str:
+    """PTX text for a ``describe.request``; ``optimise``: -O3 as a GPU launch compiles (the server's
+    default is unoptimised), ``fastmath``: the kernel's ``@cuda.jit(fastmath=True)``. Raises
+    ``client.Unavailable`` when the server cannot answer."""
+    flags = {"optimise": True} if optimise else {}
+    if fastmath:
+        flags["fastmath"] = True
+    answer = client.compile_request({**request, "want_ptx": True, **flags})
     if answer.get("ok") is None:
         raise UnsupportedByTracer(f"Numba's compiler is not available here ({answer.get('message', '')})")
     if not answer["ok"]:

@@ -46,6 +46,7 @@ class Program:
         self.shared_bytes = shared_bytes
         # what keeps blocks from running together (grid.py); `together` while they do
         self.has_barrier = self.reads_clock = self.together = False
+        self.keep_log = True  # False: the access log is read where blocks run together (grid.py), then dropped
         self.kfn = module.functions[kernel]
         self._layout(args, scalars)
         self._decode()

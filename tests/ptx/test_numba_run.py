@@ -99,3 +99,23 @@ def test_python_scalars_are_numbas_int64_and_float64():
 def test_a_kernel_numba_refuses_is_the_learners_error_in_one_sentence():
     with pytest.raises(LearnerError, match="Numba's CUDA compiler refused the kernel"):
         numba_run.trace(not_numba, 1, 32, np.zeros(32, np.float32), np.zeros(32, np.float32))
+
+
+def test_optimised_and_fastmath_requests_get_the_code_a_gpu_launch_runs():
+    from helpers.compile_check import describe
+
+    args = (np.float32(2), *[np.zeros(4, np.float32)] * 3)
+    request = describe.request(saxpy, args)
+    plain = numba_run.compile_described(request)
+    optimised = numba_run.compile_described(request, optimise=True)
+    assert len(optimised.splitlines()) < len(plain.splitlines()) / 2  # the server's NUMBA_OPT=0 is for refusals only
+    assert "fma.rn.f32" in optimised and ".approx" not in optimised
+
+    @cuda.jit
+    def divide(x, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = x[i] / np.float32(3)
+
+    fast = numba_run.compile_described(describe.request(divide, args[1:3]), optimise=True, fastmath=True)
+    assert "div.approx" in fast or "div.full" in fast

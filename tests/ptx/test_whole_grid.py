@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("cuda.bindings.nvrtc")
 
 import ptx_corpus  # noqa: E402
-from helpers.errors import KernelError  # noqa: E402
+from helpers.errors import KernelError, LearnerError  # noqa: E402
 from helpers.ptx import compile_source, run  # noqa: E402
 from ptx_corpus.replay import nvrtc_options  # noqa: E402
 
@@ -209,3 +209,24 @@ def test_a_grid_in_several_chunks_runs_as_block_by_block(source, kernel, grid, b
         _launch(source, None, kernel, grid, block, make()),
         _launch(source, None, kernel, grid, block, make(), whole_grid=False),
     )
+
+
+def test_without_its_log_a_launch_still_runs_block_by_block_where_blocks_cross():
+    """keep_log=False (a notebook's launch, ptx/launch.py): the log still decides the schedule, then goes."""
+    n = 256
+    data, seen = np.zeros(1, np.int32), np.zeros(n, np.int32)
+    r = run(CROSSING, "publish", 4, 64, (data, seen, np.int32(n)), keep_log=False)
+    assert not r.schedule.whole_grid and "data[0]" in r.schedule.why
+    assert (seen[64:] == 42).all() and r.table.shape == (6, 0)
+    x = np.random.default_rng(4).integers(0, 1000, 5000, dtype=np.int32)
+    kept, dropped = np.zeros(8, np.int32), np.zeros(8, np.int32)
+    with_log = run(CROSSING, "histogram", 5, 128, (x, kept, np.int32(len(x))))
+    without = run(CROSSING, "histogram", 5, 128, (x, dropped, np.int32(len(x))), keep_log=False)
+    assert without.schedule.whole_grid and np.array_equal(kept, dropped)
+    assert with_log.table.shape[1] > 0 and without.table.shape[1] == 0
+
+
+def test_a_launch_past_max_threads_is_refused_in_one_sentence():
+    x = np.zeros(100, np.int32)
+    with pytest.raises(LearnerError, match="This launch starts 640 threads, too many .*at most 600"):
+        run(CROSSING, "histogram", 5, 128, (x, np.zeros(8, np.int32), np.int32(100)), max_threads=600)
