@@ -1,14 +1,16 @@
-"""A tensor-core GEMM in CUDA C (bench/tensor_gemm.cu) against cuBLAS at the same precision, and what
-lower precision costs in accuracy.
+"""Tensor-core GEMMs in CUDA C against cuBLAS at the same precision, and what lower precision costs in
+accuracy: bench/tensor_gemm.cu (mma.sync, the instruction since Ampere) and bench/tensor_wgmma.cu
+(Hopper's warpgroup wgmma, compiled for sm_90a).
 
     COURSE_MODE=gpu python bench/tensor_gemm.py --out docs/data
 
 Inputs: A and B uniform in [-1, 1) in float32, rounded to bf16 (and fp16) for the tensor-core rows.
 Rows: cuBLAS at FP32 (TF32 off), TF32, bf16 and fp16 (FP32 accumulation, `cublasGemmEx`), and the
-course's mma.sync kernel for each tile shape in VARIANTS at bf16 and fp16. Each result is checked before
-timing: the course's kernel against float64 of the same rounded inputs (it must be as exact as FP32
-accumulation allows), and every row's error against float64 of the float32 inputs is recorded (the
-accuracy cost of the precision). Timing: CUDA events, a warm-up, the median of batches (bench/timing.py).
+course's kernels for each tile shape in VARIANTS (mma.sync) and WGMMA_VARIANTS at bf16 and fp16.
+Each result is checked before timing: the course's kernel against float64 of the same rounded inputs
+(it must be as exact as FP32 accumulation allows), and every row's error against float64 of the float32
+inputs is recorded (the accuracy cost of the precision). Timing: CUDA events, a warm-up, the median
+of batches (bench/timing.py).
 Writes ``tensor-gemm-<gpu>.json`` in --out and judges the issue-31 target with bench/report.py.
 """
 
@@ -24,6 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 SOURCE = Path(__file__).with_name("tensor_gemm.cu")
+WGMMA_SOURCE = Path(__file__).with_name("tensor_wgmma.cu")
 # (label, macros): block tile BM x BN x BK, warp tile WM x WN, shared-memory stages
 VARIANTS = (
     ("128x128x32 tile, 64x32 per warp, 4 stages", {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "STAGES": 4}),
@@ -47,6 +50,24 @@ VARIANTS = (
         {"BM": 128, "BN": 128, "BK": 64, "WM": 64, "WN": 64, "STAGES": 3, "FREEMMA": 1},
     ),
 )
+# Hopper's wgmma (bench/tensor_wgmma.cu): BN columns per block, WGS warpgroups of 64 rows each, the k-tile
+# always 64 deep; INFLIGHT 1 keeps one k-tile's wgmma running across the next barrier.
+WGMMA_VARIANTS = (
+    ("128x256x64 tile, 2 warpgroups, 4 stages", {"BN": 256, "WGS": 2, "STAGES": 4, "INFLIGHT": 0}),
+    (
+        "128x256x64 tile, 2 warpgroups, 4 stages, one k-tile in flight",
+        {"BN": 256, "WGS": 2, "STAGES": 4, "INFLIGHT": 1},
+    ),
+    ("128x128x64 tile, 2 warpgroups, 5 stages", {"BN": 128, "WGS": 2, "STAGES": 5, "INFLIGHT": 0}),
+    (
+        "128x128x64 tile, 2 warpgroups, 5 stages, one k-tile in flight",
+        {"BN": 128, "WGS": 2, "STAGES": 5, "INFLIGHT": 1},
+    ),
+    (
+        "256x128x64 tile, 4 warpgroups, 4 stages, one k-tile in flight",
+        {"BN": 128, "WGS": 4, "STAGES": 4, "INFLIGHT": 1},
+    ),
+)
 # cudaDataType and cublasComputeType values (library_types.h, cublas_api.h)
 CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
 COMPUTE_32F, COMPUTE_32F_FAST_TF32 = 68, 77
@@ -54,11 +75,20 @@ GEMM_DEFAULT = -1
 
 
 def threads(m: dict) -> int:
+    if "WGS" in m:  # wgmma: warpgroups of 128 threads
+        return 128 * m["WGS"]
     return (m["BM"] // m["WM"]) * (m["BN"] // m["WN"]) * 32
 
 
+def tile(m: dict) -> tuple:
+    """The block tile (BM, BN, BK) of either kernel's macros."""
+    return (64 * m["WGS"], m["BN"], 64) if "WGS" in m else (m["BM"], m["BN"], m["BK"])
+
+
 def shared_bytes(m: dict) -> int:
-    return m["STAGES"] * (m["BM"] + m["BN"]) * m["BK"] * 2
+    bm, bn, bk = tile(m)
+    # the wgmma kernel rounds its ring's start up to 1024 bytes (the swizzle's period): 1024 more to spare
+    return m["STAGES"] * (bm + bn) * bk * 2 + (1024 if "WGS" in m else 0)
 
 
 def to_bits(cp, x, precision: str):
@@ -76,14 +106,17 @@ def from_bits(cp, bits, precision: str):
 
 
 def compile_kernel(macros: dict, precision: str, arch: str):
-    """NVRTC through the course's compile (its include path has cuda_bf16.h), loaded with cuda.core."""
+    """NVRTC through the course's compile (its include path has cuda_bf16.h), loaded with cuda.core.
+    wgmma exists only on sm_90a (the architecture-specific target): the arch gets its "a"."""
     from cuda.core import ObjectCode
 
     from helpers import cuda_c
 
     defs = [f"-D{k}={v}" for k, v in macros.items()] + (["-DHALF=1"] if precision == "fp16" else [])
-    cubin = cuda_c.compile(SOURCE.read_text(), target="cubin", arch=arch, options=tuple(defs))
-    return ObjectCode.from_cubin(cubin).get_kernel("tc_gemm")
+    wg = "WGS" in macros
+    source, entry, arch = (WGMMA_SOURCE, "wg_gemm", arch + "a") if wg else (SOURCE, "tc_gemm", arch)
+    cubin = cuda_c.compile(source.read_text(), target="cubin", arch=arch, options=tuple(defs))
+    return ObjectCode.from_cubin(cubin).get_kernel(entry)
 
 
 def allow_shared(kernel, nbytes: int) -> None:
@@ -105,11 +138,10 @@ def course_launcher(kernel, macros, s, A, Bt, C):
     import numpy as np
     from cuda.core import Device, LaunchConfig, launch
 
-    if s % macros["BM"] or s % macros["BN"] or s % macros["BK"]:
-        raise ValueError(f"the size must be a multiple of {macros['BM']}, {macros['BN']} and {macros['BK']}")
-    cfg = LaunchConfig(
-        grid=(s // macros["BM"]) * (s // macros["BN"]), block=threads(macros), shmem_size=shared_bytes(macros)
-    )
+    bm, bn, bk = tile(macros)
+    if s % bm or s % bn or s % bk:
+        raise ValueError(f"the size must be a multiple of {bm}, {bn} and {bk}")
+    cfg = LaunchConfig(grid=(s // bm) * (s // bn), block=threads(macros), shmem_size=shared_bytes(macros))
     stream, args = Device().default_stream, (np.int32(s), np.int32(s), np.int32(s), A.data.ptr, Bt.data.ptr, C.data.ptr)
     return lambda: launch(stream, cfg, kernel, *args)
 
@@ -146,6 +178,7 @@ def main(argv=None) -> int:
     p.add_argument("--size", type=int, default=8192)
     p.add_argument("--seed", type=int, default=20261128)
     p.add_argument("--precisions", default="bf16,fp16", help="input formats of the course's kernel to time")
+    p.add_argument("--docs", default="", help="a Markdown report to append the table and the target to")
     a = p.parse_args(argv)
     from cuda.core import Device
 
@@ -191,8 +224,10 @@ def main(argv=None) -> int:
         base = {"name": f"cuBLAS {precision}", "kernel": "cublas", "precision": precision}
         measure(base, cublas_launcher(cp, s, A16, Bt16, C, dtype, COMPUTE_32F), exact)
         recs.append(base)
-        for label, macros in VARIANTS:
-            rec = {"name": f"course mma.sync {precision}, {label}", "kernel": "course", "precision": precision}
+        designs = [("mma.sync", *v) for v in VARIANTS] + [("wgmma", *v) for v in WGMMA_VARIANTS]
+        for instruction, label, macros in designs:
+            rec = {"name": f"course {instruction} {precision}, {label}", "kernel": "course", "precision": precision}
+            rec["instruction"] = instruction
             rec["macros"] = macros
             try:
                 kern = compile_kernel(macros, precision, f"sm_{dev.arch}")
@@ -224,7 +259,30 @@ def main(argv=None) -> int:
     out = Path(a.out) / f"tensor-gemm-{slug(m['GPU'].split('(')[0])}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1) + "\n")
+    if a.docs:
+        with open(a.docs, "a") as f:
+            f.write("\n" + markdown(record) + "\n" + render_limits(verdicts) + "\n")
     return 0 if any(r.get("status") == "ok" and r["kernel"] == "course" for r in recs) else 1
+
+
+def markdown(record: dict) -> str:
+    """The record as a table: every row that ran, its speed against cuBLAS at its precision."""
+    lines = [
+        f"## Tensor-core GEMM, {record['size']}³ (`bench/tensor_gemm.py`)",
+        "",
+        "| Kernel | TFLOP/s | of cuBLAS | registers | blocks/SM | error vs FP64 of FP32 inputs |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in record["rows"]:
+        if r.get("status") != "ok":
+            lines.append(f"| {r['name']} | {r.get('status')}: {r.get('error', '')} | | | | |")
+            continue
+        share = f"{100 * r['of_cublas']:.0f} %" if "of_cublas" in r else "—"
+        lines.append(
+            f"| {r['name']} | {r['tflops']:.1f} | {share} | {r.get('registers', '—')} | {r.get('blocks_per_sm', '—')} "
+            f"| {r['error_vs_fp64_of_fp32_inputs']:.1e} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -45,3 +45,36 @@ def test_each_variant_compiles_for_hopper(label, macros, precision):
     t = {"bf16": "bf16", "fp16": "f16"}[precision]  # PTX's name of the type
     assert f"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32" in text
     assert "ldmatrix.sync.aligned.m8n8.x4" in text and "cp.async.cg.shared.global" in text
+
+
+@pytest.mark.parametrize("label, macros", tg.WGMMA_VARIANTS)
+def test_each_wgmma_variant_fits_and_divides_the_benchmark_size(label, macros):
+    bm, bn, bk = tg.tile(macros)
+    assert tg.threads(macros) == 128 * macros["WGS"] and bm == 64 * macros["WGS"] and bk == 64
+    # the ring plus the 1024 bytes the kernel may skip to align it, within Hopper's opt-in limit per block
+    assert tg.shared_bytes(macros) == macros["STAGES"] * (bm + bn) * 64 * 2 + 1024 <= 227 * 1024
+    assert 8192 % bm == 0 and 8192 % bn == 0  # the size bench/tensor_gemm.py times
+    assert macros["STAGES"] - 1 - macros["INFLIGHT"] >= 1  # at least one k-tile loaded ahead
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+@pytest.mark.parametrize("label, macros", tg.WGMMA_VARIANTS)
+def test_each_wgmma_variant_compiles_for_sm_90a(label, macros, precision):
+    from helpers import cuda_c
+
+    defs = [f"-D{k}={v}" for k, v in macros.items()] + (["-DHALF=1"] if precision == "fp16" else [])
+    text = cuda_c.compile(tg.WGMMA_SOURCE.read_text(), target="ptx", arch="sm_90a", options=tuple(defs)).decode()
+    t = {"bf16": "bf16", "fp16": "f16"}[precision]
+    assert f"wgmma.mma_async.sync.aligned.m64n{macros['BN']}k16.f32.{t}.{t}" in text
+    # cp.async writes through the generic proxy, wgmma reads through the async proxy: the fence between them
+    assert "fence.proxy.async.shared::cta" in text and "cp.async.cg.shared.global" in text
+    assert f"wgmma.wait_group.sync.aligned {macros['INFLIGHT']}" in text
+
+
+def test_wgmma_needs_the_architecture_specific_target():
+    """wgmma exists on sm_90a only: compile_kernel asks for it, and plain sm_90 refuses the kernel."""
+    from helpers import cuda_c
+
+    with pytest.raises(cuda_c.CompileError, match=r"wgmma.* not supported on .target 'sm_90'"):
+        cuda_c.compile(tg.WGMMA_SOURCE.read_text(), target="cubin", arch="sm_90")
+    assert cuda_c.compile(tg.WGMMA_SOURCE.read_text(), target="cubin", arch="sm_90a")
