@@ -48,6 +48,7 @@ KEYS = (
     "transpose_padded",
     "transpose_padded_fast",
     "transpose_t64",
+    "transpose_t64_u",
     "reduction",
     "sgemm_naive",
     "sgemm_tiled",
@@ -96,8 +97,7 @@ class Bench(Timer):
 
     # -- kernels -------------------------------------------------------------------------------
     def run_kernel(self, key) -> report.Row:
-        fn = getattr(self, "k_" + key)
-        return fn()
+        return getattr(self, "k_" + key)()
 
     def _measure(self, row, launch, check):
         """Launch once, check, time, check again: any exception marks only this row failed."""
@@ -110,8 +110,7 @@ class Bench(Timer):
         row.seconds, row.samples = self.time(launch)
         ok, detail = check()
         if not ok:
-            row.status, row.error = "failed", f"wrong result after timing ({detail})"
-            row.seconds = None
+            row.status, row.error, row.seconds = "failed", f"wrong result after timing ({detail})", None
             return row
         row.status = "ok"
         return row
@@ -182,15 +181,18 @@ class Bench(Timer):
         return self._k_per_thread("saxpy", "SAXPY, 4 elements per thread")
 
     def k_transpose_t64(self):
+        return self._transpose_tiles("transpose_t64", 64, 16, unsigned=False)
+
+    def k_transpose_t64_u(self):
+        return self._transpose_tiles("transpose_t64_u", 64, 8, unsigned=True)
+
+    def _transpose_tiles(self, key, tile, per_thread, unsigned):
         from bench import streaming_kernels as sk
 
-        tile, per_thread = sk.TRANSPOSE_TILE, sk.TRANSPOSE_PER_THREAD
-        return self._transpose(
-            "transpose_t64",
-            f"transpose, {tile} x {tile} padded tile, {per_thread} elements per thread",
-            sk.make_transpose(tile, per_thread),
-            lambda r, c: sk.transpose_tiles_launch(r, c, tile, per_thread),
-        )
+        label = f"transpose, {tile} x {tile} padded tile, {per_thread} elements per thread"
+        kernel = sk.make_transpose(tile, per_thread, unsigned)
+        launch = lambda r, c: sk.transpose_tiles_launch(r, c, tile, per_thread)  # noqa: E731
+        return self._transpose(key, label + (", unsigned indices" if unsigned else ""), kernel, launch)
 
     def _transpose(self, key, label, kernel, launch=None):
         cp, k = self.cp, self.k

@@ -60,8 +60,11 @@ def _setup(timer, v, data):
     if v.kernel == "transpose":
         s = timer.sizes.transpose
         grid, block = sk.transpose_tiles_launch(s, s, v.tile, v.k)
-        make = sk.make_transpose_staged if v.key.endswith("_staged") else sk.make_transpose
-        return make(v.tile, v.k), (data["m_"], data["mt_"]), grid, block, 2 * 4 * s * s
+        if v.key.endswith("_staged"):
+            kern = sk.make_transpose_staged(v.tile, v.k)
+        else:  # transpose_t{tile}_k{k}, and _u: with unsigned indices
+            kern = sk.make_transpose(v.tile, v.k, unsigned=v.key.endswith("_u"))
+        return kern, (data["m_"], data["mt_"]), grid, block, 2 * 4 * s * s
     if v.key == "copy_grid_stride":
         return sk.copy_grid_stride, (x_, o_), (timer.sm_count * 8,), (v.threads,), 2 * 4 * n
     if v.key.startswith("copy_u64"):
@@ -83,7 +86,7 @@ def measure(timer, variants, ceiling, want_ptx=False, log=print, once=False):
     x, y, m = timer.rand(n), timer.rand(n), timer.rand((s, s))
     out, mt = cp.zeros(n, dtype=cp.float32), cp.zeros((s, s), dtype=cp.float32)
     data = {"x": x, "out": out, "a": a32, "x_": timer.nb(x), "y_": timer.nb(y), "out_": timer.nb(out)}
-    data.update(m_=timer.nb(m), mt_=timer.nb(mt))
+    data.update(m=m, mt=mt, m_=timer.nb(m), mt_=timer.nb(mt))
     want = {"copy": x, "vector_add": x + y, "saxpy": a32 * x + y, "transpose": m.T}
     for v in variants:
         try:
@@ -160,6 +163,8 @@ def plan() -> list:
     out += [Variant(f"transpose_t{t}_k{k}", "transpose", k, t * t // k, tile=t) for t, k in shapes]
     staged = ((32, 8), (64, 8), (64, 16))
     out += [Variant(f"transpose_t{t}_k{k}_staged", "transpose", k, t * t // k, tile=t) for t, k in staged]
+    unsigned = ((32, 4), (32, 8), (64, 4), (64, 8), (64, 16))
+    out += [Variant(f"transpose_t{t}_k{k}_u", "transpose", k, t * t // k, tile=t) for t, k in unsigned]
     return out
 
 

@@ -268,6 +268,7 @@ class _SimBench:
         "transpose_padded",
         "transpose_padded_fast",
         "transpose_t64",
+        "transpose_t64_u",
         "reduction",
         "sgemm_naive",
         "sgemm_tiled",

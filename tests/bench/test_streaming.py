@@ -94,6 +94,11 @@ PTX = textwrap.dedent(
     out = {f"k{k}": accesses(SK.make_copy(k).py_func, (float32[::1], float32[::1])) for k in (1, 4, 8)}
     out["complex128"] = accesses(copy, (complex128[::1], complex128[::1]))
     out["record4"] = accesses(copy, (rec[::1], rec[::1]))
+    for u in (False, True):  # the transpose with signed and with unsigned indices: instructions, selects
+        mat = float32[:, ::1]
+        ptx, _ = compile_ptx(SK.make_transpose(64, 8, unsigned=u).py_func, (mat, mat), cc=(9, 0))
+        ops = [ln.split()[0] for ln in ptx.splitlines() if ln.startswith("\t") and ln.strip()[0] not in "/.{}$"]
+        out[f"transpose_unsigned_{u}"] = [len(ops), sum(op.startswith("selp") for op in ops)]
     print(json.dumps(out))
     """
 )
@@ -113,6 +118,8 @@ def test_numba_ptx_has_k_loads_and_none_wider_than_64_bits():
         assert got[f"k{k}"] == {"ld": ["ld.global.f32"] * k, "local": 0}
     assert set(got["complex128"]["ld"]) == {"ld.global.f64"}
     assert not any(".v4" in ld or ".v2" in ld or "b128" in ld for ld in got["record4"]["ld"])
+    # make_transpose's docstring: a signed index costs a wrap-around select per access, 663 against 250
+    assert got["transpose_unsigned_False"] == [663, 45] and got["transpose_unsigned_True"] == [250, 0]
 
 
 class _SimTimer:
