@@ -59,3 +59,5 @@ def test_bytes_in_flight_figures_are_the_recorded_ones(folder):
         f"reaches {_pct(h100, 'transpose_t64_k16', 1)} on the H100 and {_pct(h200, 'transpose_t64_k16', 1)} on the H200"
     )
     assert t64 in text and f"against {_pct(h200, 'transpose_t32_k8', 1)} for the 32 x 32 tile" in text
+    unsigned = f"reaches {_pct(h200, 'transpose_t64_k8_u', 1)} on the H200, against {_pct(h200, 'transpose_t64_k8', 1)}"
+    assert unsigned in text and "250 PTX instructions instead of 663" in text  # tests/bench/test_streaming.py
