@@ -187,7 +187,8 @@ def markdown(record) -> str:
     lines = [
         "### Launch cost, and cutting Numba's (notebook 11)",
         "",
-        f"`python bench/launch_cost.py` on {m['GPU']}, {m['date']}: host µs per launch of a {THREADS}-thread SAXPY, "
+        f"`python bench/launch_cost.py` on {m['GPU']} (host CPU: {m.get('host CPU', 'not recorded')}), {m['date']}: "
+        f"host µs per launch of a {THREADS}-thread SAXPY, "
         f"{record['launches']} launches then one synchronize, median of {record['rounds']} rounds; "
         "each way checked first.",
         "",

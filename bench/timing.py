@@ -206,5 +206,18 @@ def machine() -> dict:
         "numba-cuda": numba_cuda.__version__,
         "cupy": cp.__version__,
         "python": platform.python_version(),
+        "host CPU": host_cpu(),  # host-side figures (launch costs, the CPU baselines) depend on it
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
+
+
+def host_cpu(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The host's CPU model and its logical CPU count, e.g. "AMD EPYC 9654 96-Core Processor x 16"."""
+    import os
+
+    try:
+        with open(cpuinfo) as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    except OSError:
+        model = ""
+    return f"{model or platform.processor() or 'unknown'} x {os.cpu_count()}"

@@ -201,3 +201,11 @@ def test_ncu_figures_attach_to_the_variants_in_launch_order():
     assert record["variants"][1]["ncu"] == {"DRAM throughput % of peak": 81.22}
     with pytest.raises(ValueError, match="2 kernel launches for 3 variants"):
         streaming.attach_ncu({"variants": [{}, {}, {}]}, NCU_CSV)
+
+
+def test_records_name_the_host_cpu(tmp_path):
+    """Launch costs and CPU baselines depend on the host: every record's machine names its CPU."""
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\nprocessor\t: 1\nmodel name\t: Example CPU 9000\n")
+    assert timing.host_cpu(str(info)) == f"Example CPU 9000 x {os.cpu_count()}"
+    assert timing.host_cpu(str(tmp_path / "missing")).endswith(f" x {os.cpu_count()}")
