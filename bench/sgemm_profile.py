@@ -1,11 +1,14 @@
 """Nsight Compute evidence for the SGEMM ladder: why each step is as fast as it is.
 
 On the GPU host:
-    ncu --csv --metrics $(python bench/sgemm_profile.py --metrics) python bench/sgemm_profile.py --run > build/ncu.csv
-    python bench/sgemm_profile.py --parse build/ncu.csv --out docs/data/sgemm_ncu.json
+    ncu --csv -k regex:sgemm --metrics $(python bench/sgemm_profile.py --metrics) \
+        python bench/sgemm_profile.py --run > build/ncu.csv
+    python bench/sgemm_profile.py --parse build/ncu.csv --gpu "NVIDIA H200" --out docs/data/sgemm_ncu.json
 
 `--run` launches each step once at 4096^3, in LADDER order (ncu reports kernels in launch
 order, which is how the parser names them: Numba's mangled kernel names are not readable).
+Kernels without "sgemm" in their name (CuPy's random number generators filling the inputs,
+when ncu was not given ``-k regex:sgemm``) are left out before the steps are named.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ LADDER = (
     "generated, BK 8 (step 4)",
     "generated + double buffer (step 5)",
     "tuned (step 6)",
-    "CUDA C",
+    "128-bit shared reads, 128x256 tile (step 7)",
+    "CUDA C, float4, 128x256 tile",
 )
 
 
@@ -56,7 +60,8 @@ def launches(size=4096):
     out = []
     g, blk = kernels.sgemm_regblock_launch(size, size)
     out.append((LADDER[0], lambda: kernels.sgemm_regblock[g, blk](a_, b_, c_)))
-    for label, cfg in ((LADDER[1], sgemm.Config(DB=0)), (LADDER[2], sgemm.Config()), (LADDER[3], sgemm.tuned())):
+    steps = ((LADDER[1], sgemm.Config(DB=0)), (LADDER[2], sgemm.Config()), (LADDER[3], sgemm.tuned()))
+    for label, cfg in (*steps, (LADDER[4], sgemm.VECTOR)):
         k, g2, b2 = sgemm.launch(cfg, size, size, size)
         out.append((label, lambda k=k, g2=g2, b2=b2: k[g2, b2](a_, b_, c_)))
     from cuda.core import Device
@@ -64,7 +69,7 @@ def launches(size=4096):
     dev = Device(0)
     dev.set_current()
     kern = sgemm_c.compile_kernel(sgemm_c.VARIANTS[0][1], f"sm_{dev.arch}")
-    out.append((LADDER[4], sgemm_c.launcher(kern, size, size, size, A, B, C, sgemm_c.VARIANTS[0][1])))
+    out.append((LADDER[5], sgemm_c.launcher(kern, size, size, size, A, B, C, sgemm_c.VARIANTS[0][1])))
     return out
 
 
@@ -76,6 +81,9 @@ def parse(text: str) -> list[dict]:
         recs = profiling.parse(text, METRICS)
     except Exception as e:  # LearnerError: keep this tool's contract (ValueError)
         raise ValueError(f"no ncu CSV table found: {e}") from None
+    recs = [r for r in recs if "sgemm" in r.get("kernel", "")]
+    if len(recs) > len(LADDER):
+        raise ValueError(f"{len(recs)} SGEMM kernels profiled for {len(LADDER)} ladder steps: launch each step once")
     for label, rec in zip(LADDER, recs):
         rec["step"] = label
     return recs
@@ -114,6 +122,7 @@ def main(argv=None) -> int:
     p.add_argument("--parse", help="ncu --csv output to parse")
     p.add_argument("--ladder", nargs="+", metavar="REPORT", help="bench/run.py reports -> the ladder JSON")
     p.add_argument("--out", default="docs/data/sgemm_ncu.json")
+    p.add_argument("--gpu", default="", help="the GPU the CSV was profiled on, stored with the steps")
     a = p.parse_args(argv)
     if a.metrics:
         print(",".join(METRICS))
@@ -132,7 +141,7 @@ def main(argv=None) -> int:
         print(f"wrote {a.out}: {len(data['steps'])} steps from {data['runs']} runs")
     elif a.parse:
         recs = parse(Path(a.parse).read_text())
-        Path(a.out).write_text(json.dumps({"metrics": METRICS, "steps": recs}, indent=1) + "\n")
+        Path(a.out).write_text(json.dumps({"GPU": a.gpu, "metrics": METRICS, "steps": recs}, indent=1) + "\n")
         for r in recs:
             print(r.get("step"), {METRICS[k]: v for k, v in r.items() if k in METRICS})
     else:

@@ -8,6 +8,7 @@ and at ragged ones (the guarded variant), and the CUDA C step must be right in t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +104,18 @@ def test_ncu_csv_parser_reads_a_real_ncu_table():
     assert recs[0]["gpu__time_duration.sum"] == 6599424.0  # "6,599,424" in the CSV
     with pytest.raises(ValueError, match="no ncu CSV"):
         sgemm_profile.parse("==PROF== nothing profiled\n")
+
+
+def test_ncu_csv_parser_leaves_out_the_kernels_that_fill_the_inputs():
+    """The H200 run of 2026-11-28 without -k: CuPy's random-number kernels come first; the six steps follow."""
+    recs = sgemm_profile.parse((ROOT / "tests/data/ncu_sgemm_h200.csv").read_text())
+    assert [r["step"] for r in recs] == list(sgemm_profile.LADDER)
+    assert "sgemm_gen_128x256x8_t8x16" in recs[4]["kernel"] and recs[5]["kernel"] == "sgemm_vec"
+    with pytest.raises(ValueError, match="12 SGEMM kernels profiled for 6 ladder steps"):
+        text = (ROOT / "tests/data/ncu_sgemm_h200.csv").read_text()
+        head, rows = text.split("\n", 1)
+        again = re.sub(r'^"(\d+)"', lambda m: f'"{100 + int(m.group(1))}"', rows, flags=re.M)  # launched twice
+        sgemm_profile.parse(head + "\n" + rows + again)
 
 
 def test_ladder_json_agrees_with_the_benchmark_record():

@@ -61,3 +61,24 @@ def test_bytes_in_flight_figures_are_the_recorded_ones(folder):
     assert t64 in text and f"against {_pct(h200, 'transpose_t32_k8', 1)} for the 32 x 32 tile" in text
     unsigned = f"reaches {_pct(h200, 'transpose_t64_k8_u', 1)} on the H200, against {_pct(h200, 'transpose_t64_k8', 1)}"
     assert unsigned in text and "250 PTX instructions instead of 663" in text  # tests/bench/test_streaming.py
+
+
+def test_the_sgemm_ladders_nsight_figures_are_the_recorded_ones():
+    """Notebook 07's "Why each step helps" paragraph quotes docs/data/sgemm_ncu.json (bench/sgemm_profile.py)."""
+    rec = json.loads((ROOT / "docs/data/sgemm_ncu.json").read_text())
+    steps = {s["step"].split("(")[-1].rstrip(")") if "(" in s["step"] else "CUDA C": s for s in rec["steps"]}
+    nb = nbformat.read(ROOT / "solutions" / "07_performance.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("Why each step helps")]
+    text = re.sub(r"\s+", " ", cell.source)
+    assert rec["GPU"].split(" (")[0] in text and len(steps) == 6
+    assert {s["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] for s in rec["steps"]} == {68719476736.0}
+    inst = {k: s["smsp__inst_executed.sum"] / 1e9 for k, s in steps.items()}
+    assert f"({inst['step 3']:.2f} G warp instructions in step 3, {inst['step 6']:.2f} G in step 6)" in text
+    regs = {k: int(s["launch__registers_per_thread"]) for k, s in steps.items()}
+    early = [regs[f"step {i}"] for i in (3, 4, 5, 6)]
+    assert f"({min(early)} to {max(early)} registers per thread)" in text
+    assert f"one block per SM ({regs['step 7']} and {regs['CUDA C']} registers)" in text
+    fma = {k: s["sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"] for k, s in steps.items()}
+    assert f"{fma['step 7']:.0f} % and {fma['CUDA C']:.0f} % of its cycles against {fma['step 6']:.0f} % in step 6" in text
+    occupancy = {k: s["sm__warps_active.avg.pct_of_peak_sustained_active"] for k, s in steps.items()}
+    assert all(20 < occupancy[f"step {i}"] <= 25 for i in (3, 4, 5, 6)) and occupancy["step 7"] <= 12.5  # 2 blocks, 1
