@@ -154,7 +154,9 @@ bench: $(ENV_DEP)
 	COURSE_MODE=gpu $(PY) bench/launch_cost.py --out docs/data --docs build/bench/benchmarks.md
 	COURSE_MODE=gpu $(PY) bench/tensor_gemm.py --out docs/data --docs build/bench/benchmarks.md
 	$(PY) -m bench.record place build/bench docs
-	COURSE_MODE=gpu $(PY) bench/streaming.py --ptx --out docs/data
+	if command -v ncu >/dev/null; then COURSE_MODE=gpu ncu --csv $$($(PY) bench/streaming.py --ncu-args) \
+		$(PY) bench/streaming.py --once > build/bench/streaming-ncu.csv; fi
+	COURSE_MODE=gpu $(PY) bench/streaming.py --ptx --ncu-csv build/bench/streaming-ncu.csv --out docs/data
 
 grade: $(ENV_DEP)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder-or-zip [OUT=grades] [GRADE_ARGS='...']"; exit 2; }

@@ -133,6 +133,15 @@ NCU_METRICS = {
 }
 
 
+NCU_KERNELS = "regex:copy_k|vector_add_k|saxpy_k|grid_stride|transpose_"  # every variant's kernel, no CuPy one
+
+
+def ncu_args() -> str:
+    """ncu's options for the profiled run: ``ncu --csv $(python bench/streaming.py --ncu-args) python
+    bench/streaming.py --once > streaming-ncu.csv``, then ``--ncu-csv`` attaches its figures."""
+    return f"-k {NCU_KERNELS} --metrics {','.join(NCU_METRICS)}"
+
+
 def attach_ncu(record: dict, csv_text: str) -> dict:
     """Nsight Compute's figures for each variant, from `ncu --csv ... bench/streaming.py --once`
     (one launch per variant, in plan order): the evidence for why k matters. A CSV with a
@@ -175,7 +184,12 @@ def main(argv=None) -> int:
     p.add_argument("--ptx", action="store_true", help="record each kernel's global load/store instructions")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--once", action="store_true", help="launch each kernel once, time nothing (for ncu)")
+    p.add_argument("--ncu-args", action="store_true", help="print ncu's options for the --once run, and stop")
+    p.add_argument("--ncu-csv", default="", help="that run's ncu --csv output: its figures go into the record")
     args = p.parse_args(argv)
+    if args.ncu_args:
+        print(ncu_args())
+        return 0
     import helpers
 
     if not helpers.on_gpu():
@@ -196,6 +210,12 @@ def main(argv=None) -> int:
         "ceiling_detail": ceiling.detail,
         "variants": [asdict(v) for v in variants],
     }
+    if args.ncu_csv and Path(args.ncu_csv).is_file():  # no ncu on this host: the record says nothing of it
+        attach_ncu(record, Path(args.ncu_csv).read_text())
+        record["ncu_command"] = (
+            f"ncu --csv {ncu_args()} python3 bench/streaming.py --once (caches flushed between kernels: "
+            "absolute rates are lower than the timed run's)"
+        )
     if args.out:
         path = Path(args.out) / f"streaming-{slug(str(timer.dev.name))}.json"
         path.parent.mkdir(parents=True, exist_ok=True)

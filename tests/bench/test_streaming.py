@@ -209,3 +209,20 @@ def test_records_name_the_host_cpu(tmp_path):
     info.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\nprocessor\t: 1\nmodel name\t: Example CPU 9000\n")
     assert timing.host_cpu(str(info)) == f"Example CPU 9000 x {os.cpu_count()}"
     assert timing.host_cpu(str(tmp_path / "missing")).endswith(f" x {os.cpu_count()}")
+
+
+def test_ncu_profiles_exactly_the_variants_kernels():
+    """make bench runs bench/streaming.py --once under ncu with ncu_args(): its kernel filter must take every
+    variant's kernel (attach_ncu refuses a CSV with a different count) and no other."""
+    import re
+
+    t = _SimTimer()
+    n, s = t.sizes.stream_n, t.sizes.transpose
+    x, m = t.rand(n), t.rand((s, s))
+    data = {"x": x, "out": np.zeros(n, np.float32), "a": np.float32(2), "x_": x, "y_": x, "out_": x}
+    data.update(m=m, mt=m.copy(), m_=m, mt_=m.copy())
+    pattern = streaming.NCU_KERNELS.removeprefix("regex:")
+    names = {streaming._setup(t, v, data)[0].py_func.__name__ for v in streaming.plan()}
+    assert all(re.search(pattern, name) for name in names), names
+    assert not re.search(pattern, "cupy_random_x_mod_1") and not re.search(pattern, "gen_sequenced")
+    assert streaming.ncu_args().split()[-1] == ",".join(streaming.NCU_METRICS)
