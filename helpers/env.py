@@ -248,9 +248,24 @@ def installed(module: str, what: str) -> bool:
     return False
 
 
-def size(gpu, cpu):
-    """Problem size for this mode: large on a GPU, small on the simulator (about 0.4 ms per thread, README)."""
-    return gpu if MODE.gpu else cpu
+def size(gpu, cpu, why=""):
+    """Problem size for this mode: ``gpu`` (the text's) on a GPU; in CPU mode ``cpu``, the largest the CPU runs
+    in seconds, with one line saying so (and ``why``) when it is not the text's.
+
+    In CPU mode most launches run at the text's size now (Numba's from their PTX, helpers/ptx/launch.py, and
+    CUDA C's on the same interpreter), so a notebook calls this only where a cell would then take more than
+    about 10 s of CPU (a kernel with a long loop per thread) or the launch is past what the interpreter runs.
+    What still runs on Numba's simulator costs about 0.4 ms per thread, README."""
+    if MODE.gpu or cpu == gpu:
+        return gpu
+    print(f"CPU mode runs {_size_text(cpu)} here instead of the text's {_size_text(gpu)}{': ' + why if why else ''}.")
+    return cpu
+
+
+def _size_text(value) -> str:
+    if isinstance(value, (tuple, list)):
+        return " x ".join(_size_text(v) for v in value)
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 # ----------------------------------------------------------------------------- notebook 00

@@ -67,8 +67,19 @@ def test_gpu_only_prints_one_line_and_logs(capsys, tmp_path, monkeypatch):
     assert json.loads(log.read_text())["ran"] is False
 
 
-def test_size_picks_the_cpu_value():
+def test_size_picks_the_cpu_value_and_says_which_size_ran(capsys):
     assert helpers.size(gpu=10_000_000, cpu=2_000) == 2_000
+    assert capsys.readouterr().out == "CPU mode runs 2,000 here instead of the text's 10,000,000.\n"
+    assert helpers.size(gpu=(1200, 1800), cpu=(96, 144), why="256 steps a pixel") == (96, 144)
+    assert (
+        capsys.readouterr().out
+        == "CPU mode runs 96 x 144 here instead of the text's 1,200 x 1,800: 256 steps a pixel.\n"
+    )
+
+
+def test_size_is_silent_when_the_cpu_runs_the_texts_size(capsys):
+    assert helpers.size(gpu=1 << 20, cpu=1 << 20) == 1 << 20
+    assert capsys.readouterr().out == ""
 
 
 def test_report_lists_every_component_with_a_fix_when_missing(capsys):
