@@ -105,6 +105,9 @@ def _statements(text):
             if skip:
                 skip += {"{": 1, "}": -1}.get(ch, 0)
                 continue
+            if ch not in "{};:":  # the statement so far is read only at these (joining it per character was quadratic)
+                buf.append(ch)
+                continue
             cur = "".join(buf).strip()
             if ch == "{":
                 if depth == 0 and cur.startswith(".section"):
