@@ -45,6 +45,9 @@ MAX_STEPS = 10**9  # instructions a thread may run: a loop that never ends runs 
 # Threads one launch may start: with no access log kept, memory grows with the arrays and one chunk of at most
 # grid.GRID_THREADS threads, not with the launch (the tracer's limit, limits.TRACE_MAX_THREADS, is 2**22).
 MAX_THREADS = 2**25
+# The most threads a launch sent to the simulator may start (about 26 s at 0.4 ms a thread): the notebooks now use
+# their text's sizes, where a fallback would run for many minutes with nothing on screen.
+SIMULATOR_MOST = 2**16
 NUMBER_KINDS = "biuf"
 
 
@@ -141,6 +144,14 @@ class Launcher:
         try:
             self.run(kernel, griddim, blockdim, sharedmem, args)
         except Simulate as why:
+            threads = int(np.prod(griddim)) * int(np.prod(blockdim))
+            if threads > SIMULATOR_MOST:
+                minutes = max(1, round(threads * 0.4e-3 / 60))
+                raise LearnerError(
+                    f"CPU mode: {name} would run on Numba's simulator because {why}, and its {threads:,} threads "
+                    f"would take about {minutes:,} minutes there (0.4 ms a thread): launch at most "
+                    f"{SIMULATOR_MOST:,} threads in CPU mode, or run it on a GPU."
+                ) from None
             if (fn, str(why)) not in self.said:
                 self.said.add((fn, str(why)))
                 self.say(f"CPU mode: {name} runs on Numba's simulator, about 0.4 ms a thread, because {why}.")

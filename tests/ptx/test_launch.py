@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from helpers.errors import UnsupportedByTracer
+from helpers.errors import LearnerError, UnsupportedByTracer
 from helpers.ptx import launch, numba_run
 
 RNG = np.random.default_rng(33)
@@ -241,3 +241,17 @@ def test_a_debug_build_runs_on_the_simulator_which_reports_its_exceptions(said):
 def test_a_launch_a_gpu_refuses_is_refused_in_one_sentence(said):
     with pytest.raises(Exception, match="2,048 threads per block|2048 threads per block"):
         saxpy[1, 2048](np.float32(1), *[np.zeros(32)] * 3)
+
+
+def test_a_large_launch_is_not_sent_to_the_simulator_for_minutes(said):
+    """At the text's sizes a fallback would run for many minutes: the launch is refused in one sentence instead,
+    the arrays untouched; the same kernel at a small size still runs on the simulator."""
+    out = np.zeros(2**20)
+    with pytest.raises(LearnerError, match=r"^CPU mode: raises would run on Numba's simulator because it raises "):
+        raises[4096, 256](out)
+    assert not out.any() and said == []
+    with pytest.raises(LearnerError, match=r"its 1,048,576 threads would take about 7 minutes there .*at most 65,536"):
+        raises[4096, 256](out)
+    with pytest.raises(ValueError, match="thread 5 refuses"):
+        raises[1, 32](np.zeros(32))
+    assert len(said) == 1
