@@ -82,6 +82,7 @@ def child_env(settings: Settings, workdir: Path, gpu: str | None = None) -> dict
     env.setdefault("MPLCONFIGDIR", str(Path.home() / ".config" / "matplotlib"))
     if settings.mode == "cpu":
         env["NUMBA_ENABLE_CUDASIM"] = "1"
+        env["COURSE_SIZES"] = "small"  # every submission runs every cell: the notebooks' helpers.size(..., small=)
     else:
         env["CUDA_VISIBLE_DEVICES"] = gpu if gpu is not None else os.environ.get("CUDA_VISIBLE_DEVICES", "0")
     return env

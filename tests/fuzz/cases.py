@@ -349,7 +349,7 @@ case(
 )
 case("trace_of_a_plain_function", r"<Trace of plain", "def plain(a):\n    pass\ntrace(plain, 1, 4, np.zeros(4))")
 case("gpu_only_given_none", r"\[GPU only\] Skipped: None", "helpers.gpu_only(None)")
-case("size_with_one_argument", r"size\(\) missing 1 required positional argument: 'cpu'", "helpers.size(1)")
+case("size_with_no_argument", r"size\(\) missing 1 required positional argument: 'gpu'", "helpers.size()")
 case("progress_with_a_strange_argument", r"exercise\s+status\s+attempts", "helpers.progress(show='yes')")
 case("last_error_asked_for", r"Traceback|No error from helpers", "helpers.last_error()", traceback_ok=True)
 case("banner_given_an_argument", r"banner\(\) takes 0 positional arguments", "helpers.banner(1)")

@@ -55,3 +55,11 @@ def test_a_submission_whose_exercise_cannot_be_loaded_names_the_grader_problem(t
     others = [r["status"] for e, r in rows.items() if e != first.id]
     assert others and set(others) == {"passed"}, json.dumps(record, default=str)[:2000]
     assert sys.modules.get("helpers.grading.snapshot_grader") is None
+
+
+def test_the_grader_asks_its_children_for_the_small_sizes():
+    cpu = execute.child_env(execute.Settings(mode="cpu"), Path("/tmp/w"))
+    assert cpu["COURSE_SIZES"] == "small" and cpu["COURSE_MODE"] == "cpu"
+    assert "COURSE_SIZES" not in execute.child_env(
+        execute.Settings(mode="gpu"), Path("/tmp/w"), gpu="0"
+    )  # a GPU runs the text's
