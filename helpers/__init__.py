@@ -29,8 +29,9 @@ from . import _safety
 _IN_IPYTHON = _safety.install()
 
 from . import env, standins  # noqa: E402
-from .env import MODE, banner, banner_text, gpu_only, on_gpu, size  # noqa: E402
+from .env import MODE, banner, banner_text, gpu_only, on_gpu  # noqa: E402
 from .errors import CourseError, LearnerError  # noqa: E402
+from .sizes import size  # noqa: E402
 
 if not MODE.gpu and not env.NO_CUDA_WHEELS:
     # CPU mode with Numba's compiler at hand: a notebook's kernel[grid, block](...) runs from the kernel's PTX

@@ -270,7 +270,7 @@ def test_simulator_cost_per_thread_is_the_measured_one():
         sentence = re.search(rf"about {re.escape(per_thread)} ms per (?:simulated )?thread[^.]*", text)
         assert sentence and "bench/trace_speed" in sentence.group(0), where  # [^.] stops at ".py"
     # helpers.size's docstring, which the learner reads with help(helpers.size)
-    assert f"about {per_thread} ms per thread, README" in (ROOT / "helpers/env.py").read_text()
+    assert f"about {per_thread} ms per thread, README" in (ROOT / "helpers/sizes.py").read_text()
 
 
 # ============================================================== 5. the syllabus total
