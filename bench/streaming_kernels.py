@@ -113,7 +113,7 @@ def make_transpose(tile: int, per_thread: int, unsigned: bool = False):
 
     ``unsigned``: every index is a uint32. Numba wraps a negative signed index around as Python
     does, so each access with a signed index also computes ``i + n`` and selects on ``i < 0``; an
-    unsigned index cannot be negative and skips it (the SGEMM ladder's step 3 does the same). For
+    unsigned index cannot be negative and skips it (the SGEMM ladder's step 4 does the same). For
     the 64 x 64 tile with 8 per thread that is 250 PTX instructions instead of 663."""
     padded = tile + 1
     step = tile // per_thread

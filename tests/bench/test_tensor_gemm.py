@@ -78,3 +78,28 @@ def test_wgmma_needs_the_architecture_specific_target():
     with pytest.raises(cuda_c.CompileError, match=r"wgmma.* not supported on .target 'sm_90'"):
         cuda_c.compile(tg.WGMMA_SOURCE.read_text(), target="cubin", arch="sm_90")
     assert cuda_c.compile(tg.WGMMA_SOURCE.read_text(), target="cubin", arch="sm_90a")
+
+
+def test_the_report_table_has_every_row_and_says_why_one_failed():
+    """make bench appends tensor_gemm.markdown to the report: a row per kernel, a share only where cuBLAS ran."""
+    record = {
+        "size": 8192,
+        "rows": [
+            {"name": "cuBLAS bf16", "status": "ok", "tflops": 741.5, "error_vs_fp64_of_fp32_inputs": 1.4e-4},
+            {
+                "name": "course wgmma bf16, 128x256x64 tile",
+                "status": "ok",
+                "tflops": 541.9,
+                "of_cublas": 0.7309,
+                "registers": 174,
+                "blocks_per_sm": 1,
+                "error_vs_fp64_of_fp32_inputs": 1.4e-4,
+            },
+            {"name": "course wgmma bf16, 192x128x64 tile", "status": "failed", "error": "ValueError: the size"},
+        ],
+    }
+    lines = tg.markdown(record).splitlines()
+    assert lines[0] == "## Tensor-core GEMM, 8192³ (`bench/tensor_gemm.py`)"
+    assert "| cuBLAS bf16 | 741.5 | — | — | — | 1.4e-04 |" in lines
+    assert "| course wgmma bf16, 128x256x64 tile | 541.9 | 73 % | 174 | 1 | 1.4e-04 |" in lines
+    assert "| course wgmma bf16, 192x128x64 tile | failed: ValueError: the size | | | | |" in lines
